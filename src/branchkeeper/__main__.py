@@ -1,0 +1,5 @@
+"""``python -m branchkeeper``."""
+
+from branchkeeper.adapters.cli import run
+
+run()

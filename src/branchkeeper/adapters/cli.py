@@ -1,0 +1,99 @@
+"""The ``branchkeeper`` command: parse arguments, dispatch to one command module, map errors.
+
+Each command lives in ``branchkeeper.adapters.commands.<name>`` and exposes
+``register(subparsers) -> None`` (adds its parser and sets ``func``) and a typed function
+returning an exit code. This module only parses and dispatches inside one error handler.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import os
+import sys
+from collections.abc import Sequence
+
+from branchkeeper import __version__
+from branchkeeper.errors import BranchkeeperError, ExitCode
+
+#: Command modules, in the order their help is listed.
+COMMANDS: tuple[str, ...] = (
+    "sweep",
+    "demo",
+    "park",
+    "delete",
+    "prune",
+    "log",
+    "undo",
+    "worktree",
+    "report",
+    "check",
+    "hook",
+    "install",
+    "config",
+)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The argument parser with every available command registered."""
+    parser = argparse.ArgumentParser(
+        prog="branchkeeper",
+        description=(
+            "Keep a git repository worked on by coding agents free of stale branches and "
+            "worktrees, without losing a commit or an uncommitted file."
+        ),
+    )
+    parser.add_argument("--version", action="version", version=f"branchkeeper {__version__}")
+    parser.add_argument(
+        "-C", dest="directory", metavar="DIR", default=None,
+        help="run as if started in DIR (like git -C)",
+    )
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    for name in COMMANDS:
+        try:
+            module = importlib.import_module(f"branchkeeper.adapters.commands.{name}")
+        except ModuleNotFoundError as exc:
+            if exc.name == f"branchkeeper.adapters.commands.{name}":
+                continue  # command not built yet
+            raise
+        module.register(sub)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of the console script; returns the exit status."""
+    args_list = list(sys.argv[1:] if argv is None else argv)
+    # The hook path must stay lean: dispatch it before building every parser.
+    if args_list[:1] == ["hook"]:
+        from branchkeeper.adapters.commands import hook
+
+        return hook.main_fast(args_list[1:])
+    parser = build_parser()
+    args = parser.parse_args(args_list)
+    if getattr(args, "func", None) is None:
+        parser.print_help()
+        return int(ExitCode.OK) if args.command is None else int(ExitCode.DENY)
+    try:
+        return int(args.func(args))
+    except BranchkeeperError as exc:
+        print(f"branchkeeper: error: {exc}", file=sys.stderr)
+        return int(exc.exit_code)
+    except KeyboardInterrupt:
+        print("branchkeeper: interrupted", file=sys.stderr)
+        return int(ExitCode.INTERRUPTED)
+    except BrokenPipeError:
+        return int(ExitCode.OK)
+    except Exception as exc:  # the last line of defence: no traceback reaches a user
+        if os.environ.get("BRANCHKEEPER_DEBUG"):
+            raise
+        print(
+            f"branchkeeper: internal error: {type(exc).__name__}: {exc}\n"
+            "(set BRANCHKEEPER_DEBUG=1 to see the traceback)",
+            file=sys.stderr,
+        )
+        return int(ExitCode.ERROR)
+
+
+def run() -> None:
+    """Console-script wrapper: exit with :func:`main`'s status."""
+    sys.exit(main())

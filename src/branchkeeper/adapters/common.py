@@ -1,0 +1,37 @@
+"""Shared pieces of the command modules: locating the repository and its configuration."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from pathlib import Path
+
+from rich.console import Console
+
+from branchkeeper.git.repo import RepoFacts, repo_facts
+from branchkeeper.model.config import LoadedConfig, load_config
+
+
+def start_dir(args: argparse.Namespace) -> Path:
+    """The directory a command runs in: the global ``-C DIR`` option, else the cwd."""
+    directory = getattr(args, "directory", None)
+    return Path(directory) if directory else Path(os.getcwd())
+
+
+def open_repository(args: argparse.Namespace) -> tuple[RepoFacts, LoadedConfig]:
+    """Repository facts and the loaded ``.branchkeeper.yaml`` for the command's directory.
+
+    Raises :class:`NotARepositoryError`, :class:`GitTooOldError` or :class:`ConfigError`.
+    """
+    facts = repo_facts(start_dir(args))
+    return facts, load_config(facts.main_root)
+
+
+def stdout_console() -> Console:
+    """A console for reports: colour only on a terminal, never wrapped mid-command in pipes."""
+    return Console(soft_wrap=not sys.stdout.isatty(), highlight=False)
+
+
+def stderr_console() -> Console:
+    return Console(stderr=True, highlight=False)

@@ -1,0 +1,230 @@
+"""Repository facts: where the repository is, which git runs it, and its worktrees.
+
+Implements issue 2, section 2 ("Repository facts"). Two git processes in the common case
+(``git version`` is cached per process; one ``rev-parse`` for the layout), plus one
+``worktree list --porcelain -z`` when worktrees are asked for.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+from branchkeeper.errors import GitTooOldError, NotARepositoryError
+from branchkeeper.git.parse import zsplit
+from branchkeeper.git.run import GitError, run_git
+from branchkeeper.git.types import Oid
+
+#: The oldest git branchkeeper runs on (DESIGN.md, "Dependencies").
+MIN_GIT = (2, 30, 0)
+
+
+@dataclass(frozen=True, slots=True)
+class GitVersion:
+    """The running git's version and the features branchkeeper may use with it."""
+
+    major: int
+    minor: int
+    patch: int
+    text: str
+
+    @property
+    def tuple(self) -> tuple[int, int, int]:
+        return (self.major, self.minor, self.patch)
+
+    @property
+    def has_ahead_behind(self) -> bool:
+        """``for-each-ref --format=%(ahead-behind:REF)`` (git 2.41)."""
+        return self.tuple >= (2, 41, 0)
+
+    @property
+    def has_merge_tree_write_tree(self) -> bool:
+        """``merge-tree --write-tree`` (git 2.38)."""
+        return self.tuple >= (2, 38, 0)
+
+    @property
+    def has_worktree_list_z(self) -> bool:
+        """``worktree list --porcelain -z`` (git 2.36)."""
+        return self.tuple >= (2, 36, 0)
+
+    @property
+    def has_path_format(self) -> bool:
+        """``rev-parse --path-format=absolute`` (git 2.31)."""
+        return self.tuple >= (2, 31, 0)
+
+    def features(self) -> dict[str, bool]:
+        """Feature name -> available, for reports."""
+        return {
+            "ahead_behind": self.has_ahead_behind,
+            "merge_tree_write_tree": self.has_merge_tree_write_tree,
+            "worktree_list_z": self.has_worktree_list_z,
+            "path_format": self.has_path_format,
+        }
+
+
+_VERSION_RE = re.compile(r"git version (\d+)\.(\d+)(?:\.(\d+))?")
+
+
+def parse_git_version(text: str) -> GitVersion:
+    """Parse ``git version 2.39.5`` (vendor suffixes allowed); raise ValueError otherwise."""
+    match = _VERSION_RE.search(text)
+    if not match:
+        raise ValueError(f"unrecognised git version: {text.strip()!r}")
+    return GitVersion(int(match[1]), int(match[2]), int(match[3] or 0), text.strip())
+
+
+@functools.lru_cache(maxsize=1)
+def git_version() -> GitVersion:
+    """The running git's version (one process, cached).
+
+    Raises :class:`GitTooOldError` below :data:`MIN_GIT` and when git cannot be run at all.
+    """
+    try:
+        out = run_git(["version"], cwd=os.getcwd() if os.path.isdir(os.getcwd()) else "/").text
+    except GitError as exc:
+        raise GitTooOldError(f"git could not be run: {exc}") from None
+    version = parse_git_version(out)
+    if version.tuple < MIN_GIT:
+        need = ".".join(map(str, MIN_GIT))
+        raise GitTooOldError(f"{version.text} is too old: branchkeeper needs git {need} or newer")
+    return version
+
+
+@dataclass(frozen=True, slots=True)
+class Worktree:
+    """One entry of ``git worktree list --porcelain``.
+
+    ``branch`` is the full ref (``refs/heads/x``) or ``None`` when detached or bare.
+    """
+
+    path: Path
+    head: Oid | None
+    branch: str | None
+    bare: bool = False
+    detached: bool = False
+    locked: bool = False
+    lock_reason: str = ""
+    prunable: bool = False
+    prunable_reason: str = ""
+    is_main: bool = False
+
+
+def parse_worktree_porcelain(data: bytes, *, nul: bool) -> list[Worktree]:
+    """Parse ``worktree list --porcelain`` output (``-z`` when ``nul``) into :class:`Worktree`.
+
+    The first entry is the main worktree. Raises ``ValueError`` on an entry without a path.
+    """
+    if nul:
+        fields = zsplit(data)
+    else:
+        fields = data.decode("utf-8", "surrogateescape").split("\n")
+    entries: list[list[str]] = [[]]
+    for item in fields:
+        if item == "":
+            if entries[-1]:
+                entries.append([])
+            continue
+        entries[-1].append(item)
+    out: list[Worktree] = []
+    for index, entry in enumerate(e for e in entries if e):
+        attrs: dict[str, str] = {}
+        for line in entry:
+            key, _, value = line.partition(" ")
+            attrs[key] = value
+        if "worktree" not in attrs:
+            raise ValueError(f"worktree entry without a path: {entry!r}")
+        head = attrs.get("HEAD")
+        out.append(
+            Worktree(
+                path=Path(attrs["worktree"]),
+                head=Oid.parse(head) if head and head.strip("0") else None,
+                branch=attrs.get("branch"),
+                bare="bare" in attrs,
+                detached="detached" in attrs,
+                locked="locked" in attrs,
+                lock_reason=attrs.get("locked", ""),
+                prunable="prunable" in attrs,
+                prunable_reason=attrs.get("prunable", ""),
+                is_main=index == 0,
+            )
+        )
+    return out
+
+
+@dataclass(frozen=True, slots=True)
+class RepoFacts:
+    """Where a repository lives.
+
+    ``toplevel`` is the work tree the command runs in (``None`` for a bare repository);
+    ``git_dir`` that worktree's git dir; ``common_dir`` the directory shared by all worktrees
+    (where branchkeeper keeps its state).
+    """
+
+    toplevel: Path | None
+    git_dir: Path
+    common_dir: Path
+    bare: bool
+    shallow: bool
+    version: GitVersion
+
+    @property
+    def root(self) -> Path:
+        """The directory config is read from: the top level, or the common dir when bare."""
+        return self.toplevel or self.common_dir
+
+    @property
+    def main_root(self) -> Path:
+        """The main worktree's top level (where ``.branchkeeper.yaml`` lives), or the common dir."""
+        if self.bare:
+            return self.common_dir
+        if self.common_dir.name == ".git":
+            return self.common_dir.parent
+        return self.toplevel or self.common_dir
+
+
+def repo_facts(path: Path | str) -> RepoFacts:
+    """Discover the repository containing ``path``.
+
+    Raises :class:`NotARepositoryError` when ``path`` is not inside a git repository (or does
+    not exist), :class:`GitTooOldError` when git is missing or too old.
+    """
+    version = git_version()
+    where = Path(path)
+    if not where.is_dir():
+        raise NotARepositoryError(f"{where}: no such directory")
+    args = ["rev-parse", "--is-bare-repository", "--is-shallow-repository",
+            "--absolute-git-dir", "--git-common-dir", "--show-toplevel"]
+    result = run_git(args, cwd=where, check=False)
+    lines = result.text.splitlines()
+    if result.returncode != 0 and len(lines) == 4:
+        lines.append("")  # bare, or inside the git dir: --show-toplevel has no answer
+    elif result.returncode != 0 or len(lines) != 5:
+        detail = result.stderr.decode("utf-8", "replace").strip().splitlines()
+        hint = detail[-1] if detail else "not a git repository"
+        raise NotARepositoryError(f"{where.resolve()}: not inside a git repository ({hint})")
+    bare = lines[0] == "true"
+    inside_git_dir = lines[4] == "" and not bare
+    git_dir = Path(lines[2])
+    common = Path(lines[3])
+    if not common.is_absolute():
+        common = (where / common).resolve()
+    toplevel = None if bare or inside_git_dir else Path(lines[4])
+    return RepoFacts(
+        toplevel=toplevel,
+        git_dir=git_dir,
+        common_dir=common.resolve(),
+        bare=bare,
+        shallow=lines[1] == "true",
+        version=version,
+    )
+
+
+def list_worktrees(facts: RepoFacts) -> list[Worktree]:
+    """Every worktree, main first (one ``git worktree list --porcelain [-z]``)."""
+    nul = facts.version.has_worktree_list_z
+    args = ["worktree", "list", "--porcelain"] + (["-z"] if nul else [])
+    out = run_git(args, cwd=facts.root).stdout
+    return parse_worktree_porcelain(out, nul=nul)

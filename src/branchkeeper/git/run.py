@@ -1,0 +1,246 @@
+"""The one place that runs git.
+
+Every git process branchkeeper starts goes through :func:`run_git`. It never waits on a human
+(stdin is a pipe or /dev/null, ``GIT_TERMINAL_PROMPT=0``), drops the inherited variables a hook
+environment may carry (``GIT_DIR``, ``GIT_INDEX_FILE``, ``GIT_WORK_TREE``), bounds every call with
+a timeout, and raises :class:`GitError` carrying the argv, the exit code and both streams.
+
+A counter of processes started is kept so tests can assert that the number of git processes does
+not grow with the number of branches.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import subprocess
+import threading
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from enum import IntEnum
+from pathlib import Path
+
+from branchkeeper.errors import BranchkeeperError
+
+#: Default timeout of one git call, in seconds.
+DEFAULT_TIMEOUT_S = 60.0
+
+# Variables a hook or an outer git process may export; any of them would point our git calls at
+# the wrong repository or index (pre-commit's ``no_git_env``).
+_DROPPED_ENV = frozenset(
+    {
+        "GIT_DIR",
+        "GIT_INDEX_FILE",
+        "GIT_WORK_TREE",
+        "GIT_OBJECT_DIRECTORY",
+        "GIT_ALTERNATE_OBJECT_DIRECTORIES",
+        "GIT_COMMON_DIR",
+        "GIT_NAMESPACE",
+        "GIT_PREFIX",
+        "GIT_EXTERNAL_DIFF",
+        "GIT_DIFF_OPTS",
+        "GIT_PAGER",
+    }
+)
+
+
+class GitExit(IntEnum):
+    """Exit codes of git that carry meaning, named where they are checked."""
+
+    OK = 0
+    #: ``merge-base --is-ancestor``: no; ``config --get``: key missing; ``diff --quiet``: differs.
+    NO = 1
+    #: ``config --get``: key missing (older spellings) / ``symbolic-ref -q``: not a symbolic ref.
+    MISSING = 1
+    #: git's generic fatal error.
+    FATAL = 128
+    #: ``show-ref --verify`` / ``ls-remote --exit-code``: nothing matched.
+    NO_MATCH = 2
+
+
+class GitError(BranchkeeperError):
+    """A git call failed, timed out, or could not be started.
+
+    Attributes: ``argv`` (the full command), ``returncode`` (``None`` on a timeout or a failure to
+    start), ``stdout`` and ``stderr`` (bytes).
+    """
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        argv: Sequence[str],
+        returncode: int | None,
+        stdout: bytes = b"",
+        stderr: bytes = b"",
+    ) -> None:
+        self.argv = list(argv)
+        self.returncode = returncode
+        self.stdout = stdout
+        self.stderr = stderr
+        detail = stderr.decode("utf-8", "replace").strip()
+        text = f"{message}: {' '.join(self.argv)}"
+        if returncode is not None:
+            text += f" (exit {returncode})"
+        if detail:
+            text += f"\n{detail}"
+        super().__init__(text)
+
+
+@dataclass(frozen=True, slots=True)
+class GitResult:
+    """The outcome of one git process: exit code and raw streams (bytes)."""
+
+    returncode: int
+    stdout: bytes
+    stderr: bytes
+
+    @property
+    def text(self) -> str:
+        """stdout decoded as UTF-8 (invalid bytes replaced)."""
+        return self.stdout.decode("utf-8", "replace")
+
+
+class _Counter:
+    """Number of git processes started in this Python process."""
+
+    count = 0
+
+
+def processes_started() -> int:
+    """Return how many git processes this Python process has started so far."""
+    return _Counter.count
+
+
+def git_env(extra: Mapping[str, str] | None = None) -> dict[str, str]:
+    """The environment every git call runs with: the caller's, minus repository overrides."""
+    env = {k: v for k, v in os.environ.items() if k not in _DROPPED_ENV}
+    env["GIT_TERMINAL_PROMPT"] = "0"
+    env["GIT_ASKPASS"] = "true"
+    env["SSH_ASKPASS"] = "true"
+    env["GCM_INTERACTIVE"] = "never"
+    env.setdefault("GIT_SSH_COMMAND", "ssh -o BatchMode=yes")
+    env["LC_ALL"] = "C"
+    env["LANGUAGE"] = "C"
+    env["GIT_OPTIONAL_LOCKS"] = "0"
+    if extra:
+        env.update(extra)
+    return env
+
+
+def run_git(
+    args: Sequence[str],
+    *,
+    cwd: Path | str,
+    stdin: bytes | None = None,
+    timeout: float = DEFAULT_TIMEOUT_S,
+    check: bool = True,
+    env: Mapping[str, str] | None = None,
+) -> GitResult:
+    """Run ``git ARGS`` in ``cwd`` and return its exit code and streams.
+
+    ``args`` excludes the leading ``git``. ``stdin`` bytes are piped in; otherwise stdin is
+    /dev/null. ``timeout`` is in seconds. With ``check`` (the default) any non-zero exit raises
+    :class:`GitError`; callers that give an exit code a meaning pass ``check=False`` and name the
+    code with :class:`GitExit` where they test it.
+
+    Raises :class:`GitError` on a timeout, when git cannot be started, or (with ``check``) on a
+    non-zero exit.
+    """
+    argv = ["git", *args]
+    _Counter.count += 1
+    try:
+        proc = subprocess.run(
+            argv,
+            cwd=str(cwd),
+            input=stdin,
+            stdin=None if stdin is not None else subprocess.DEVNULL,
+            capture_output=True,
+            timeout=timeout,
+            env=git_env(env),
+            check=False,
+        )
+    except subprocess.TimeoutExpired as exc:
+        raise GitError(
+            f"git timed out after {timeout:g} s",
+            argv=argv,
+            returncode=None,
+            stdout=exc.stdout or b"",
+            stderr=exc.stderr or b"",
+        ) from None
+    except OSError as exc:
+        raise GitError(f"could not run git ({exc.strerror})", argv=argv, returncode=None) from None
+    if check and proc.returncode != 0:
+        raise GitError("git failed", argv=argv, returncode=proc.returncode,
+                       stdout=proc.stdout, stderr=proc.stderr)
+    return GitResult(proc.returncode, proc.stdout, proc.stderr)
+
+
+def run_git_pipeline(
+    first: Sequence[str],
+    second: Sequence[str],
+    *,
+    cwd: Path | str,
+    stdin: bytes,
+    timeout: float = DEFAULT_TIMEOUT_S,
+) -> GitResult:
+    """Run ``git FIRST | git SECOND`` with ``stdin`` fed to the first; return the second's output.
+
+    Used where the first process's output is large and only a digest of it is needed (for
+    example ``diff-tree --stdin -p | patch-id --stable``): the patch text flows through an OS pipe
+    and never sits in this process's memory. Raises :class:`GitError` on a timeout or when
+    either process exits non-zero.
+    """
+    argv1 = ["git", *first]
+    argv2 = ["git", *second]
+    _Counter.count += 2
+    env = git_env()
+    try:
+        p1 = subprocess.Popen(argv1, cwd=str(cwd), stdin=subprocess.PIPE,
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
+    except OSError as exc:
+        raise GitError(f"could not run git ({exc.strerror})", argv=argv1, returncode=None) from None
+    try:
+        p2 = subprocess.Popen(argv2, cwd=str(cwd), stdin=p1.stdout,
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
+    except OSError as exc:
+        p1.kill()
+        p1.wait()
+        raise GitError(f"could not run git ({exc.strerror})", argv=argv2, returncode=None) from None
+    assert p1.stdout is not None and p1.stdin is not None and p1.stderr is not None
+    p1.stdout.close()  # p2 owns the read end now
+
+    def feed() -> None:
+        try:
+            assert p1.stdin is not None
+            p1.stdin.write(stdin)
+        except BrokenPipeError:
+            pass
+        finally:
+            with contextlib.suppress(OSError):
+                p1.stdin.close()  # type: ignore[union-attr]
+
+    writer = threading.Thread(target=feed, daemon=True)
+    writer.start()
+    err1_chunks: list[bytes] = []
+    reader = threading.Thread(target=lambda: err1_chunks.append(p1.stderr.read()),  # type: ignore[union-attr]
+                              daemon=True)
+    reader.start()
+    try:
+        out2, err2 = p2.communicate(timeout=timeout)
+        p1.wait(timeout=max(1.0, timeout))
+    except subprocess.TimeoutExpired:
+        p1.kill()
+        p2.kill()
+        p1.wait()
+        p2.wait()
+        raise GitError(f"git timed out after {timeout:g} s", argv=argv1 + ["|"] + argv2,
+                       returncode=None) from None
+    writer.join()
+    reader.join()
+    err1 = b"".join(err1_chunks)
+    if p1.returncode != 0:
+        raise GitError("git failed", argv=argv1, returncode=p1.returncode, stderr=err1)
+    if p2.returncode != 0:
+        raise GitError("git failed", argv=argv2, returncode=p2.returncode, stdout=out2, stderr=err2)
+    return GitResult(0, out2, err2)
