@@ -1,0 +1,282 @@
+"""The operation journal: an append-only JSON Lines audit trail of every destructive step
+(issue 3, section 6; DESIGN.md guarantee 3).
+
+``<state dir>/journal.jsonl`` holds one JSON object per line. An operation is written as events
+sharing its id:
+
+- ``begin``: ``op``, ``items`` (``{"ref", "old", "remote", "restore"}`` each), ``bundle`` (see
+  :meth:`BundleInfo.to_json`, or null), ``note``, ``argv``: written BEFORE anything is touched;
+- ``item``: one per ref result (``ref``, ``result`` = deleted/raced/kept/failed, ``reason``);
+- ``end``: ``status`` = done/partial/failed;
+- ``undo``: ``status`` (done/partial/failed) and per-ref ``results`` of a ``branchkeeper undo``.
+
+Every append holds the ``journal`` lock, writes whole lines and fsyncs. A line torn by a crash
+mid-write (or any unparsable line) is skipped and reported by :meth:`Journal.load`, never fatal;
+the next append starts on a fresh line. An operation with a ``begin`` but no ``end`` reads back
+as ``interrupted``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import secrets
+import sys
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from enum import Enum
+from pathlib import Path
+from typing import Any
+
+from branchkeeper.actions.bundle import BundleInfo
+from branchkeeper.actions.lock import repo_lock
+from branchkeeper.actions.statedir import journal_path
+from branchkeeper.git.types import Oid
+
+JOURNAL_VERSION = 1
+_LOCK_WAIT_S = 30.0
+
+
+class ItemOutcome(Enum):
+    """The per-ref result of an operation (the ``item`` event)."""
+
+    DELETED = "deleted"
+    RACED = "raced"
+    KEPT = "kept"
+    FAILED = "failed"
+
+
+class OpStatus(Enum):
+    """The status of an operation (``end`` event; ``interrupted`` when it has none)."""
+
+    DONE = "done"
+    PARTIAL = "partial"
+    FAILED = "failed"
+    INTERRUPTED = "interrupted"
+
+
+@dataclass(frozen=True, slots=True)
+class JournalItem:
+    """One ref an operation is about to change: full ``ref``, its ``old`` tip, the ``remote``
+    name for a remote branch (``ref`` is then the branch's ref on that remote, e.g.
+    ``refs/heads/x``), and the shell-quoted ``restore`` command printed to the user."""
+
+    ref: str
+    old: Oid
+    remote: str | None
+    restore: str
+
+    def to_json(self) -> dict[str, Any]:
+        return {"ref": self.ref, "old": self.old, "remote": self.remote, "restore": self.restore}
+
+
+@dataclass(frozen=True, slots=True)
+class ItemResult:
+    """The outcome for one ref (``reason`` empty when there is nothing to add)."""
+
+    ref: str
+    outcome: ItemOutcome
+    reason: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class UndoRecord:
+    """One ``undo`` event: when, overall status, and ref -> (result word, reason)."""
+
+    time: str
+    status: str
+    results: dict[str, tuple[str, str]] = field(hash=False)
+
+
+@dataclass(frozen=True, slots=True)
+class Operation:
+    """An operation reconstructed from its events. ``time`` is the begin time (ISO 8601 UTC)."""
+
+    id: str
+    op: str
+    time: str
+    status: OpStatus
+    items: tuple[JournalItem, ...]
+    results: dict[str, ItemResult] = field(hash=False)
+    bundle: BundleInfo | None
+    note: str
+    argv: tuple[str, ...]
+    undos: tuple[UndoRecord, ...] = ()
+
+    @property
+    def undone(self) -> UndoRecord | None:
+        """The last undo that completed (status ``done``), if any."""
+        for record in reversed(self.undos):
+            if record.status == "done":
+                return record
+        return None
+
+
+@dataclass(frozen=True, slots=True)
+class SkippedLine:
+    """A journal line that could not be read: 1-based line number and why."""
+
+    lineno: int
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
+class JournalContents:
+    """Everything :meth:`Journal.load` read: operations (oldest first) and skipped lines."""
+
+    operations: tuple[Operation, ...]
+    skipped: tuple[SkippedLine, ...]
+
+
+def new_operation_id() -> str:
+    """A sortable id: UTC timestamp plus 4 random hex digits, e.g. ``20261129T235959Z-3f9a``."""
+    return f"{datetime.now(UTC).strftime('%Y%m%dT%H%M%SZ')}-{secrets.token_hex(2)}"
+
+
+def _now() -> str:
+    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+class Journal:
+    """The journal of the repository whose common git dir is ``common_dir``."""
+
+    def __init__(self, common_dir: Path) -> None:
+        self.common_dir = common_dir
+        self.path = journal_path(common_dir)
+
+    # -- writing --------------------------------------------------------------------------------
+    def _append(self, events: Sequence[Mapping[str, Any]]) -> None:
+        payload = "".join(
+            json.dumps({"v": JOURNAL_VERSION, **e}, ensure_ascii=False, sort_keys=True) + "\n"
+            for e in events
+        ).encode("utf-8", "surrogateescape")
+        with repo_lock(self.common_dir, "journal", wait_s=_LOCK_WAIT_S):
+            fd = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+            try:
+                size = os.fstat(fd).st_size
+                if size:
+                    # A torn last line (crash mid-write) must not swallow the next event.
+                    with self.path.open("rb") as fh:
+                        fh.seek(size - 1)
+                        if fh.read(1) != b"\n":
+                            payload = b"\n" + payload
+                os.write(fd, payload)
+                os.fsync(fd)
+            finally:
+                os.close(fd)
+
+    def begin(self, op: str, items: Sequence[JournalItem], *, bundle: BundleInfo | None,
+              note: str = "", argv: Sequence[str] | None = None) -> str:
+        """Record that ``op`` is about to change ``items``; return the new operation id.
+
+        ``argv`` defaults to this process's command line (``branchkeeper ...``). Written and
+        fsynced before the caller touches anything (guarantee 3).
+        """
+        op_id = new_operation_id()
+        command = list(argv) if argv is not None else ["branchkeeper", *sys.argv[1:]]
+        self._append([{
+            "event": "begin", "id": op_id, "time": _now(), "op": op,
+            "items": [i.to_json() for i in items],
+            "bundle": bundle.to_json() if bundle is not None else None,
+            "note": note, "argv": command,
+        }])
+        return op_id
+
+    def record(self, op_id: str, *results: ItemResult) -> None:
+        """Append one ``item`` event per result (all in one write and fsync)."""
+        if results:
+            self._append([{"event": "item", "id": op_id, "time": _now(), "ref": r.ref,
+                           "result": r.outcome.value, "reason": r.reason} for r in results])
+
+    def end(self, op_id: str, status: OpStatus) -> None:
+        """Append the ``end`` event (``status`` is done, partial or failed)."""
+        if status is OpStatus.INTERRUPTED:
+            raise ValueError("an operation cannot end as interrupted")
+        self._append([{"event": "end", "id": op_id, "time": _now(), "status": status.value}])
+
+    def record_undo(self, op_id: str, status: str, results: Mapping[str, tuple[str, str]]) -> None:
+        """Append an ``undo`` event: ``status`` done/partial/failed, ref -> (result, reason)."""
+        self._append([{"event": "undo", "id": op_id, "time": _now(), "status": status,
+                       "results": {ref: list(r) for ref, r in results.items()}}])
+
+    # -- reading --------------------------------------------------------------------------------
+    def load(self) -> JournalContents:
+        """Read the whole journal: operations oldest first, plus the lines that were skipped.
+
+        Never raises on content: unparsable lines, unknown events and events for an unknown id are
+        skipped and listed. A missing journal reads as empty.
+        """
+        try:
+            raw = self.path.read_bytes()
+        except FileNotFoundError:
+            return JournalContents((), ())
+        skipped: list[SkippedLine] = []
+        begins: dict[str, dict[str, Any]] = {}
+        extra: dict[str, list[dict[str, Any]]] = {}
+        for lineno, line in enumerate(raw.split(b"\n"), start=1):
+            if not line.strip():
+                continue
+            try:
+                event = json.loads(line.decode("utf-8", "surrogateescape"))
+                if not isinstance(event, dict):
+                    raise ValueError("not an object")
+                kind, op_id = str(event["event"]), str(event["id"])
+            except (ValueError, KeyError) as exc:
+                skipped.append(SkippedLine(lineno, f"unreadable line ({exc})"))
+                continue
+            if kind == "begin":
+                begins[op_id] = event
+                extra.setdefault(op_id, [])
+            elif kind in ("item", "end", "undo") and op_id in begins:
+                extra[op_id].append(event)
+            else:
+                skipped.append(SkippedLine(lineno, f"{kind} event for unknown operation {op_id}"))
+        operations: list[Operation] = []
+        for op_id, begin in begins.items():
+            try:
+                operations.append(_build(begin, extra[op_id]))
+            except (ValueError, KeyError, TypeError) as exc:
+                skipped.append(SkippedLine(0, f"operation {op_id} unreadable ({exc})"))
+        return JournalContents(tuple(operations), tuple(skipped))
+
+    def operations(self) -> list[Operation]:
+        """Every readable operation, oldest first (newest last)."""
+        return list(self.load().operations)
+
+    def get(self, op_id: str) -> Operation | None:
+        """The operation with id ``op_id``, or ``None``."""
+        for operation in self.load().operations:
+            if operation.id == op_id:
+                return operation
+        return None
+
+
+def _build(begin: Mapping[str, Any], events: Sequence[Mapping[str, Any]]) -> Operation:
+    items = tuple(
+        JournalItem(ref=str(i["ref"]), old=Oid.parse(str(i["old"])),
+                    remote=None if i.get("remote") is None else str(i["remote"]),
+                    restore=str(i.get("restore", "")))
+        for i in begin["items"]
+    )
+    results: dict[str, ItemResult] = {}
+    status = OpStatus.INTERRUPTED
+    undos: list[UndoRecord] = []
+    for event in events:
+        kind = event["event"]
+        if kind == "item":
+            results[str(event["ref"])] = ItemResult(
+                str(event["ref"]), ItemOutcome(event["result"]), str(event.get("reason", "")))
+        elif kind == "end":
+            status = OpStatus(event["status"])
+        else:
+            undos.append(UndoRecord(
+                time=str(event["time"]), status=str(event["status"]),
+                results={str(k): (str(v[0]), str(v[1])) for k, v in dict(event["results"]).items()},
+            ))
+    bundle = BundleInfo.from_json(begin["bundle"]) if begin.get("bundle") else None
+    return Operation(
+        id=str(begin["id"]), op=str(begin["op"]), time=str(begin["time"]), status=status,
+        items=items, results=results, bundle=bundle, note=str(begin.get("note", "")),
+        argv=tuple(str(a) for a in begin.get("argv", [])), undos=tuple(undos),
+    )

@@ -1,0 +1,240 @@
+"""``branchkeeper undo``: replay the restore of a journaled operation (issue 3, section 6;
+DESIGN.md guarantee 3).
+
+For each local ref the operation deleted (or, for an ``interrupted`` operation, may have deleted)
+the ref is recreated at its recorded old tip: from the object store when the commit is still
+there, else fetched from the operation's bundle first. Restoration is one compare-and-create
+transaction (:func:`create_refs` with ``must_not_exist``), so a ref that exists again at another
+tip is never overwritten: it is a conflict, with the command that restores it under another name.
+Remote items are never pushed: the push command is printed. Every undo that acts is journaled.
+"""
+
+from __future__ import annotations
+
+import shlex
+from dataclasses import dataclass
+from enum import Enum
+from pathlib import Path
+
+from branchkeeper.actions.journal import ItemOutcome, Journal, JournalItem, Operation, UndoRecord
+from branchkeeper.actions.lock import MUTATION_LOCK, repo_lock
+from branchkeeper.actions.refupdate import RefOutcome, RefResult, create_refs, missing_commits
+from branchkeeper.errors import BranchkeeperError
+from branchkeeper.git.run import run_git
+from branchkeeper.git.types import Oid, RefName
+
+_FETCH_TIMEOUT_S = 600.0
+
+
+class UndoOutcome(Enum):
+    """What undo did (or, in a dry run, would do) for one item."""
+
+    RESTORED = "restored"
+    #: the ref already points at the recorded tip.
+    PRESENT = "present"
+    #: the ref exists at another tip; not overwritten (``command`` restores under another name).
+    CONFLICT = "conflict"
+    FAILED = "failed"
+    #: a remote branch: ``command`` is the push that restores it (never run by branchkeeper).
+    PUSH = "push"
+    #: the operation did not delete this ref (raced, kept or failed); nothing to restore.
+    SKIPPED = "skipped"
+
+
+@dataclass(frozen=True, slots=True)
+class UndoItem:
+    """One item of an undo: ``command`` is a shell-quoted command to run by hand, or empty."""
+
+    ref: str
+    old: Oid
+    remote: str | None
+    outcome: UndoOutcome
+    reason: str = ""
+    command: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class UndoReport:
+    """The result of :func:`undo_operation`. ``already_undone`` is set (and nothing was done)
+    when the operation had been undone before."""
+
+    operation: Operation
+    dry_run: bool
+    items: tuple[UndoItem, ...]
+    already_undone: UndoRecord | None = None
+
+    @property
+    def status(self) -> str:
+        """``done`` (nothing failed or conflicted), ``partial``, or ``failed`` (nothing restored
+        and something failed or conflicted)."""
+        bad = sum(i.outcome in (UndoOutcome.CONFLICT, UndoOutcome.FAILED) for i in self.items)
+        if not bad:
+            return "done"
+        good = sum(i.outcome in (UndoOutcome.RESTORED, UndoOutcome.PRESENT) for i in self.items)
+        return "partial" if good else "failed"
+
+
+def _possibly_deleted(operation: Operation, item: JournalItem) -> bool:
+    result = operation.results.get(item.ref)
+    if result is None:
+        return True  # interrupted before its result was written: it may be gone
+    return result.outcome is ItemOutcome.DELETED
+
+
+def _restored_name(ref: str) -> str:
+    return f"{ref}-restored"
+
+
+def _conflict_command(item: JournalItem, operation: Operation, *, have_object: bool) -> str:
+    other = _restored_name(item.ref)
+    if not have_object and operation.bundle is not None:
+        return shlex.join(["git", "fetch", str(operation.bundle.path), f"{item.ref}:{other}"])
+    if other.startswith(RefName.HEADS):
+        return shlex.join(["git", "branch", other[len(RefName.HEADS):], item.old])
+    return shlex.join(["git", "update-ref", other, item.old, ""])
+
+
+def _push_command(item: JournalItem) -> str:
+    assert item.remote is not None
+    return shlex.join(["git", "push", item.remote, f"{item.old}:{item.ref}"])
+
+
+def _fetch_from_bundle(repo: Path, operation: Operation, refs: list[str]) -> str | None:
+    """Fetch the objects of ``refs`` from the bundle (no ref is written); error text or None."""
+    bundle = operation.bundle
+    if bundle is None:
+        return "commit missing and the operation wrote no bundle"
+    if not bundle.path.is_file():
+        return f"commit missing and the bundle is gone: {bundle.path}"
+    result = run_git(["fetch", "--no-tags", "--no-write-fetch-head", "--quiet", str(bundle.path),
+                      *refs], cwd=repo, check=False, timeout=_FETCH_TIMEOUT_S)
+    if result.returncode != 0:
+        detail = result.stderr.decode("utf-8", "replace").strip()
+        hint = " (a compact bundle needs its prerequisite commits)" if bundle.compact else ""
+        return f"fetch from bundle failed{hint}: {detail}"
+    return None
+
+
+def _select(journal: Journal, op_id: str | None) -> Operation:
+    operations = journal.operations()
+    if not operations:
+        raise BranchkeeperError("the journal has no operations to undo")
+    if op_id is None:
+        return operations[-1]
+    for operation in operations:
+        if operation.id == op_id:
+            return operation
+    raise BranchkeeperError(f"no operation {op_id!r} in the journal (see: branchkeeper log)")
+
+
+def undo_operation(repo: Path, common_dir: Path, op_id: str | None, *, dry_run: bool,
+                   lock_wait_s: float = 30.0) -> UndoReport:
+    """Restore the local refs of operation ``op_id`` (``None``: the newest) and report.
+
+    ``repo`` is a work tree or git dir of the repository, ``common_dir`` its common git dir. With
+    ``dry_run`` nothing is fetched, written or journaled; outcomes say what would happen
+    (``RESTORED`` means "would restore"). Holds the mutation lock while acting. Raises
+    :class:`BranchkeeperError` for an empty journal or an unknown id, ``LockBusyError`` when
+    another command holds the lock past ``lock_wait_s`` seconds.
+    """
+    journal = Journal(common_dir)
+    operation = _select(journal, op_id)
+    if operation.undone is not None:
+        return UndoReport(operation, dry_run, (), already_undone=operation.undone)
+    if dry_run:
+        return _plan(repo, operation, act=False)
+    with repo_lock(common_dir, MUTATION_LOCK, wait_s=lock_wait_s):
+        report = _plan(repo, operation, act=True)
+        journal.record_undo(operation.id, report.status,
+                            {i.ref: (i.outcome.value, i.reason) for i in report.items})
+    return report
+
+
+def _plan(repo: Path, operation: Operation, *, act: bool) -> UndoReport:
+    local = [i for i in operation.items if i.remote is None and _possibly_deleted(operation, i)]
+    missing = missing_commits(repo, list(dict.fromkeys(i.old for i in operation.items)))
+    fetch_error: str | None = None
+    need = [i.ref for i in local if i.old in missing]
+    if need and act:
+        fetch_error = _fetch_from_bundle(repo, operation, need)
+        missing = missing_commits(repo, list(missing))
+    elif need and operation.bundle is None:
+        fetch_error = "commit missing and the operation wrote no bundle"
+    elif need and operation.bundle is not None and not operation.bundle.path.is_file():
+        fetch_error = f"commit missing and the bundle is gone: {operation.bundle.path}"
+
+    outcomes: dict[str, UndoItem] = {}
+    existing: dict[str, Oid] = {}
+    if act:
+        results = create_refs(repo, {i.ref: i.old for i in local if i.old not in missing},
+                              must_not_exist=True)
+        check = _current(repo, [r for r, res in results.items()
+                                if res.outcome is RefOutcome.CREATED])
+    else:
+        results = {}
+        check = {}
+        existing = _current(repo, [i.ref for i in local])
+    for item in operation.items:
+        if item.remote is not None:
+            if _possibly_deleted(operation, item):
+                why = "" if item.old not in missing else (
+                    "commit missing locally: restore it from the bundle first")
+                outcomes[item.ref] = UndoItem(item.ref, item.old, item.remote, UndoOutcome.PUSH,
+                                              why, _push_command(item))
+            else:
+                outcomes[item.ref] = _skipped(operation, item)
+            continue
+        if item not in local:
+            outcomes[item.ref] = _skipped(operation, item)
+        elif item.old in missing and (act or fetch_error):
+            outcomes[item.ref] = UndoItem(item.ref, item.old, None, UndoOutcome.FAILED,
+                                          fetch_error or "commit missing")
+        elif act:
+            outcomes[item.ref] = _from_result(item, operation, results[item.ref], check)
+        else:
+            found = existing.get(item.ref)
+            if found is None:
+                why = "from the bundle" if item.old in missing else "from the recorded tip"
+                outcomes[item.ref] = UndoItem(item.ref, item.old, None, UndoOutcome.RESTORED, why)
+            elif found == item.old:
+                outcomes[item.ref] = UndoItem(item.ref, item.old, None, UndoOutcome.PRESENT)
+            else:
+                outcomes[item.ref] = UndoItem(
+                    item.ref, item.old, None, UndoOutcome.CONFLICT, f"exists at {found}",
+                    _conflict_command(item, operation, have_object=item.old not in missing))
+    return UndoReport(operation, not act, tuple(outcomes[i.ref] for i in operation.items))
+
+
+def _skipped(operation: Operation, item: JournalItem) -> UndoItem:
+    result = operation.results.get(item.ref)
+    word = result.outcome.value if result is not None else "not deleted"
+    return UndoItem(item.ref, item.old, item.remote, UndoOutcome.SKIPPED, f"was {word}")
+
+
+def _from_result(item: JournalItem, operation: Operation, result: RefResult,
+                 check: dict[str, Oid]) -> UndoItem:
+    if result.outcome is RefOutcome.CREATED:
+        if check.get(item.ref) != item.old:
+            return UndoItem(item.ref, item.old, None, UndoOutcome.FAILED,
+                            f"restored tip reads back as {check.get(item.ref)}")
+        return UndoItem(item.ref, item.old, None, UndoOutcome.RESTORED)
+    if result.outcome is RefOutcome.PRESENT:
+        return UndoItem(item.ref, item.old, None, UndoOutcome.PRESENT)
+    if result.outcome is RefOutcome.CONFLICT:
+        return UndoItem(item.ref, item.old, None, UndoOutcome.CONFLICT, result.reason,
+                        _conflict_command(item, operation, have_object=True))
+    return UndoItem(item.ref, item.old, None, UndoOutcome.FAILED, result.reason)
+
+
+def _current(repo: Path, refs: list[str]) -> dict[str, Oid]:
+    """ref -> oid for those of ``refs`` that exist (one ``for-each-ref``)."""
+    if not refs:
+        return {}
+    wanted = set(refs)
+    out = run_git(["for-each-ref", "--format=%(refname)%00%(objectname)"], cwd=repo).text
+    current: dict[str, Oid] = {}
+    for line in out.splitlines():
+        name, _, oid = line.partition("\0")
+        if name in wanted and oid:
+            current[name] = Oid.parse(oid)
+    return current

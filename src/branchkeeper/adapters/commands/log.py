@@ -1,0 +1,84 @@
+"""``branchkeeper log``: list the operations in the journal (issue 3, section 6)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from branchkeeper.actions.journal import Journal, Operation
+from branchkeeper.actions.statedir import common_dir_of
+from branchkeeper.errors import ExitCode
+
+
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """Add ``log`` to the command parser."""
+    parser = subparsers.add_parser(
+        "log", help="list the destructive operations branchkeeper journaled (newest first)",
+        description="List journaled operations, newest first: id, time, kind, status, number of "
+                    "refs and the recovery bundle. Undo one with: branchkeeper undo ID",
+    )
+    parser.add_argument("--json", action="store_true", help="print a JSON array")
+    parser.add_argument("-n", dest="limit", type=int, metavar="N", default=None,
+                        help="show only the N newest operations")
+    parser.set_defaults(func=run)
+
+
+def status_word(operation: Operation) -> str:
+    """The operation's status, with ``+undone`` once a complete undo was recorded."""
+    word = operation.status.value
+    return f"{word}+undone" if operation.undone is not None else word
+
+
+def operation_json(operation: Operation) -> dict[str, Any]:
+    """The JSON record of one operation as ``log --json`` prints it."""
+    return {
+        "id": operation.id,
+        "time": operation.time,
+        "op": operation.op,
+        "status": operation.status.value,
+        "undone": operation.undone.time if operation.undone is not None else None,
+        "items": len(operation.items),
+        "results": {ref: r.outcome.value for ref, r in operation.results.items()},
+        "bundle": str(operation.bundle.path) if operation.bundle is not None else None,
+        "note": operation.note,
+        "argv": list(operation.argv),
+    }
+
+
+def render_text(operations: list[Operation]) -> str:
+    """A table, one operation per line; ``no operations recorded`` when empty."""
+    if not operations:
+        return "no operations recorded\n"
+    header = ("ID", "TIME", "OP", "STATUS", "ITEMS", "BUNDLE")
+    rows = [header] + [
+        (o.id, o.time, o.op, status_word(o), str(len(o.items)),
+         str(o.bundle.path) if o.bundle is not None else "-")
+        for o in operations
+    ]
+    widths = [max(len(r[c]) for r in rows) for c in range(len(header) - 1)]
+    return "".join(
+        "  ".join(cell.ljust(w) for cell, w in zip(r[:-1], widths, strict=True)) + "  " + r[-1]
+        + "\n"
+        for r in rows
+    )
+
+
+def run(args: argparse.Namespace) -> int:
+    """List the journal's operations newest first; exit 0."""
+    repo = Path(args.directory or ".").resolve()
+    journal = Journal(common_dir_of(repo))
+    contents = journal.load()
+    for skipped in contents.skipped:
+        print(f"branchkeeper: warning: journal {journal.path} line {skipped.lineno} skipped: "
+              f"{skipped.reason}", file=sys.stderr)
+    operations = list(reversed(contents.operations))
+    if args.limit is not None:
+        operations = operations[: max(args.limit, 0)]
+    if args.json:
+        print(json.dumps([operation_json(o) for o in operations], indent=2))
+    else:
+        sys.stdout.write(render_text(operations))
+    return int(ExitCode.OK)

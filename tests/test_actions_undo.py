@@ -1,0 +1,204 @@
+"""undo and log, end to end on real repositories: a journaled, bundled, CAS delete is undone
+from recorded tips, from the bundle after gc, with conflicts, twice, and after a crash."""
+
+from __future__ import annotations
+
+import json
+import shlex
+import subprocess
+from collections.abc import Mapping
+from pathlib import Path
+
+import pytest
+
+from branchkeeper.actions.bundle import create_bundle
+from branchkeeper.actions.journal import ItemOutcome, ItemResult, Journal, JournalItem, OpStatus
+from branchkeeper.actions.refupdate import RefOutcome, delete_refs_cas
+from branchkeeper.actions.statedir import common_dir_of
+from branchkeeper.adapters.cli import main
+from branchkeeper.git.types import Oid
+from tests.gitrepo import GitRepo
+
+
+def _delete(repo: GitRepo, refs: Mapping[str, str], *, remote_items: Mapping[str, str] = {}
+            ) -> tuple[str, Path]:
+    """What ``delete`` will do: bundle, journal begin, CAS delete, item results, end."""
+    common = common_dir_of(repo.path)
+    expected = {r: Oid(o) for r, o in refs.items()}
+    bundle = create_bundle(repo.path, common, expected, base=Oid(repo.rev("main")),
+                           label="delete")
+    items = [JournalItem(r, o, None, bundle.restore_command(r)) for r, o in expected.items()]
+    items += [JournalItem(r, Oid(o), "origin", shlex.join(["git", "push", "origin", f"{o}:{r}"]))
+              for r, o in remote_items.items()]
+    journal = Journal(common)
+    op_id = journal.begin("delete", items, bundle=bundle, argv=["branchkeeper", "delete", "x"])
+    results = delete_refs_cas(repo.path, expected)
+    journal.record(op_id, *(ItemResult(r, ItemOutcome(res.outcome.value), res.reason)
+                               for r, res in results.items()))
+    journal.record(op_id, *(ItemResult(r, ItemOutcome.DELETED) for r in remote_items))
+    assert all(res.outcome is RefOutcome.DELETED for res in results.values())
+    journal.end(op_id, OpStatus.DONE)
+    return op_id, bundle.path
+
+
+def _cli(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
+    code = main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def _repo(tmp_path: Path) -> tuple[GitRepo, dict[str, str]]:
+    repo = GitRepo.init(tmp_path / "repo")
+    ids = {"c1": repo.commit("c1", files={"a": "1\n"}, days_ago=9)}
+    repo.switch("x", create=True)
+    ids["x1"] = repo.commit("x1", files={"x": "1\n", "big": "payload\n" * 50}, days_ago=8)
+    ids["x2"] = repo.commit("x2", files={"x": "2\n"}, days_ago=7)
+    repo.switch("main")
+    repo.branch("y", ids["c1"])
+    ids["c2"] = repo.commit("c2", files={"a": "2\n"}, days_ago=6)
+    return repo, ids
+
+
+def test_undo_from_recorded_tips_then_already_undone(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    repo, ids = _repo(tmp_path)
+    op_id, _bundle = _delete(repo, {"refs/heads/x": ids["x2"], "refs/heads/y": ids["c1"]})
+    assert not repo.has_ref("refs/heads/x")
+
+    code, out, err = _cli(capsys, "-C", str(repo.path), "undo", "--dry-run")
+    assert (code, err) == (0, "")
+    assert out == (
+        f"dry run: undo {op_id} (delete, 2 refs)\n"
+        f"  would restore refs/heads/x at {ids['x2'][:10]}: from the recorded tip\n"
+        f"  would restore refs/heads/y at {ids['c1'][:10]}: from the recorded tip\n"
+    )
+    assert not repo.has_ref("refs/heads/x")
+
+    code, out, err = _cli(capsys, "-C", str(repo.path), "undo")
+    assert (code, err) == (0, "")
+    assert out == (
+        f"undo {op_id} (delete, 2 refs)\n"
+        f"  restored      refs/heads/x at {ids['x2'][:10]}\n"
+        f"  restored      refs/heads/y at {ids['c1'][:10]}\n"
+    )
+    assert repo.rev("refs/heads/x") == ids["x2"]
+    assert repo.rev("refs/heads/y") == ids["c1"]
+
+    code, out, _ = _cli(capsys, "-C", str(repo.path), "undo", op_id)
+    undone_at = Journal(common_dir_of(repo.path)).get(op_id).undone.time  # type: ignore[union-attr]
+    assert (code, out) == (
+        0, f"operation {op_id} (delete) was already undone at {undone_at}; nothing to do\n")
+
+
+def test_undo_from_bundle_after_gc(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    repo, ids = _repo(tmp_path)
+    tree = repo.git("rev-parse", "x^{tree}")
+    op_id, _bundle = _delete(repo, {"refs/heads/x": ids["x2"]})
+    repo.git("reflog", "expire", "--expire=now", "--all")
+    repo.git("gc", "-q", "--prune=now")
+    gone = subprocess.run(["git", "cat-file", "-e", ids["x2"]], cwd=repo.path)
+    assert gone.returncode != 0  # the commit is really gone from the object store
+
+    code, out, err = _cli(capsys, "-C", str(repo.path), "undo", "--json")
+    assert (code, err) == (0, "")
+    assert json.loads(out) == {
+        "id": op_id, "op": "delete", "dry_run": False, "already_undone": None, "status": "done",
+        "items": [{"ref": "refs/heads/x", "old": ids["x2"], "remote": None,
+                   "outcome": "restored", "reason": "", "command": ""}],
+    }
+    assert repo.rev("refs/heads/x") == ids["x2"]
+    assert repo.git("rev-parse", "x^{tree}") == tree
+    assert repo.git("log", "--format=%s", "x") == "x2\nx1\nc1"
+    assert repo.git("show", "x~1:big") == ("payload\n" * 50).rstrip("\n")
+    repo.git("fsck", "--no-dangling")
+
+
+def test_undo_conflict_is_never_overwritten(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    repo, ids = _repo(tmp_path)
+    op_id, _bundle = _delete(repo, {"refs/heads/x": ids["x2"], "refs/heads/y": ids["c1"]})
+    repo.branch("x", ids["c2"])  # an agent made a new x meanwhile
+    code, out, err = _cli(capsys, "-C", str(repo.path), "undo")
+    assert (code, err) == (5, "")
+    assert out == (
+        f"undo {op_id} (delete, 2 refs)\n"
+        f"  conflict      refs/heads/x at {ids['x2'][:10]}: exists at {ids['c2']}\n"
+        f"      git branch x-restored {ids['x2']}\n"
+        f"  restored      refs/heads/y at {ids['c1'][:10]}\n"
+    )
+    assert repo.rev("refs/heads/x") == ids["c2"]  # never overwritten
+    repo.git("branch", "x-restored", ids["x2"])  # the printed command works
+    operation = Journal(common_dir_of(repo.path)).get(op_id)
+    assert operation is not None and operation.undone is None
+    assert operation.undos[0].status == "partial"
+
+
+def test_undo_prints_push_for_remote_items(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    repo, ids = _repo(tmp_path)
+    op_id, _bundle = _delete(repo, {"refs/heads/y": ids["c1"]},
+                             remote_items={"refs/heads/feat 1": ids["x2"]})
+    code, out, _ = _cli(capsys, "-C", str(repo.path), "undo")
+    assert code == 0
+    assert out == (
+        f"undo {op_id} (delete, 2 refs)\n"
+        f"  restored      refs/heads/y at {ids['c1'][:10]}\n"
+        f"  push          origin refs/heads/feat 1 at {ids['x2'][:10]}\n"
+        f"      git push origin '{ids['x2']}:refs/heads/feat 1'\n"
+    )
+
+
+def test_undo_of_an_interrupted_operation(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    repo, ids = _repo(tmp_path)
+    common = common_dir_of(repo.path)
+    journal = Journal(common)
+    items = [JournalItem("refs/heads/x", Oid(ids["x2"]), None, "r"),
+             JournalItem("refs/heads/y", Oid(ids["c1"]), None, "r")]
+    op_id = journal.begin("prune", items, bundle=None)
+    # Crash after the delete of x, before any result was journaled; y was never touched.
+    repo.git("update-ref", "-d", "refs/heads/x", ids["x2"])
+    code, out, _ = _cli(capsys, "-C", str(repo.path), "undo")
+    assert code == 0
+    assert out == (
+        f"undo {op_id} (prune, 2 refs)\n"
+        f"  restored      refs/heads/x at {ids['x2'][:10]}\n"
+        f"  present       refs/heads/y at {ids['c1'][:10]}\n"
+    )
+
+
+def test_log_text_and_json(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    repo, ids = _repo(tmp_path)
+    code, out, _ = _cli(capsys, "-C", str(repo.path), "log")
+    assert (code, out) == (0, "no operations recorded\n")
+    first, bundle1 = _delete(repo, {"refs/heads/y": ids["c1"]})
+    second, bundle2 = _delete(repo, {"refs/heads/x": ids["x2"]})
+    assert _cli(capsys, "-C", str(repo.path), "undo", second)[0] == 0
+    ops = Journal(common_dir_of(repo.path)).operations()
+    t1, t2 = ops[0].time, ops[1].time
+    undone = ops[1].undone
+    assert undone is not None
+
+    code, out, err = _cli(capsys, "-C", str(repo.path), "log")
+    assert (code, err) == (0, "")
+    assert out == (
+        f"ID                     TIME                  OP      STATUS       ITEMS  BUNDLE\n"
+        f"{second}  {t2}  delete  done+undone  1      {bundle2}\n"
+        f"{first}  {t1}  delete  done         1      {bundle1}\n"
+    )
+    code, out, _ = _cli(capsys, "-C", str(repo.path), "log", "--json", "-n", "1")
+    assert json.loads(out) == [{
+        "id": second, "time": t2, "op": "delete", "status": "done", "undone": undone.time,
+        "items": 1, "results": {"refs/heads/x": "deleted"}, "bundle": str(bundle2), "note": "",
+        "argv": ["branchkeeper", "delete", "x"],
+    }]
+
+
+def test_undo_with_empty_journal_and_unknown_id(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    repo, ids = _repo(tmp_path)
+    assert _cli(capsys, "-C", str(repo.path), "undo") == (
+        4, "", "branchkeeper: error: the journal has no operations to undo\n")
+    _delete(repo, {"refs/heads/y": ids["c1"]})
+    assert _cli(capsys, "-C", str(repo.path), "undo", "nope") == (
+        4, "", "branchkeeper: error: no operation 'nope' in the journal (see: branchkeeper log)\n")
