@@ -88,17 +88,20 @@ class GitRepo:
         self.git(*args, env=self.date_env(days_ago), cwd=root)
         return self.git("rev-parse", "HEAD", cwd=root)
 
-    def branch(self, name: str, start: str = "HEAD") -> None:
-        self.git("branch", name, start)
+    def branch(self, name: str, start: str = "HEAD", *, days_ago: float = 0) -> None:
+        """Create a branch; its reflog records the creation ``days_ago`` days back."""
+        self.git("branch", name, start, env=self.date_env(days_ago))
 
-    def switch(self, name: str, *, create: bool = False, start: str | None = None) -> None:
+    def switch(self, name: str, *, create: bool = False, start: str | None = None,
+               days_ago: float = 0) -> None:
+        """Switch (``create``: ``switch -c``, the reflog dated ``days_ago`` days back)."""
         args = ["switch", "-q"]
         if create:
             args.append("-c")
         args.append(name)
         if start:
             args.append(start)
-        self.git(*args)
+        self.git(*args, env=self.date_env(days_ago))
 
     def merge(self, name: str, *, days_ago: float = 0, message: str | None = None) -> str:
         """A merge commit (``--no-ff``) of ``name`` into the current branch."""
@@ -117,7 +120,7 @@ class GitRepo:
         base = self.git("merge-base", "HEAD", name)
         commits = self.git("rev-list", "--reverse", f"{base}..{name}").split()
         for c in commits:
-            self.git("cherry-pick", "-q", "--allow-empty", c, env=self.date_env(days_ago))
+            self.git("cherry-pick", "--allow-empty", c, env=self.date_env(days_ago))
         return self.rev("HEAD")
 
     def worktree_add(self, path: Path, *args: str) -> GitRepo:

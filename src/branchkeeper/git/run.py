@@ -234,7 +234,7 @@ def run_git_pipeline(
         p2.kill()
         p1.wait()
         p2.wait()
-        raise GitError(f"git timed out after {timeout:g} s", argv=argv1 + ["|"] + argv2,
+        raise GitError(f"git timed out after {timeout:g} s", argv=[*argv1, "|", *argv2],
                        returncode=None) from None
     writer.join()
     reader.join()

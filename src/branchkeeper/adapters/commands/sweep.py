@@ -1,0 +1,82 @@
+"""``branchkeeper sweep``: the inventory of every branch, lost work first (issue 2, section 6)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from branchkeeper.adapters.common import open_repository, stderr_console, stdout_console
+from branchkeeper.analysis.inventory import Inventory, build_inventory
+from branchkeeper.errors import ExitCode
+from branchkeeper.git.repo import repo_facts
+from branchkeeper.model.config import load_config
+from branchkeeper.model.records import Stage
+from branchkeeper.render.sweep import inventory_json, render_text
+
+
+def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    p = sub.add_parser(
+        "sweep",
+        help="classify every branch; LOST WORK RISK first",
+        description=(
+            "Inventory every local and remote-tracking branch: merged, merged into an "
+            "integration line, patch-equivalent (rebase or squash merged), parked, dormant or "
+            "live, with where unmerged work lives. Read-only unless --clean."
+        ),
+    )
+    p.add_argument("--json", action="store_true", help="print one JSON document (docs/sweep-json.md)")
+    p.add_argument("--all", dest="show_all", action="store_true",
+                   help="also list exempt branches, the default branch and integration lines")
+    p.add_argument("--fail-on-risk", action="store_true",
+                   help="exit 1 when any branch is at LOST WORK RISK or at the dormancy block stage")
+    p.add_argument("--budget-ms", type=int, default=None, metavar="MS",
+                   help="stop proof work after MS milliseconds; the rest is 'unknown' (reason "
+                        "budget) and the next run continues from the cache (default: unbounded)")
+    p.add_argument("--no-cache", action="store_true", help="ignore and do not write the cache")
+    p.set_defaults(func=run)
+
+
+def exit_code(inv: Inventory, *, fail_on_risk: bool) -> int:
+    """0, or 1 with ``fail_on_risk`` when a branch is at LOST WORK RISK or the block stage."""
+    if fail_on_risk and any(r.lost_work_risk or r.stage is Stage.BLOCK for r in inv.records):
+        return int(ExitCode.FINDINGS)
+    return int(ExitCode.OK)
+
+
+def _inventory(facts_dir: Path | None, args: argparse.Namespace | None, *, budget_ms: int | None,
+               use_cache: bool) -> Inventory:
+    if args is not None:
+        facts, loaded = open_repository(args)
+    else:
+        assert facts_dir is not None
+        facts = repo_facts(facts_dir)
+        loaded = load_config(facts.main_root)
+    err = stderr_console()
+    if err.is_terminal:
+        with err.status("classifying branches...", spinner="dots"):
+            return build_inventory(facts, loaded.config, budget_ms=budget_ms, use_cache=use_cache)
+    return build_inventory(facts, loaded.config, budget_ms=budget_ms, use_cache=use_cache)
+
+
+def emit(inv: Inventory, *, as_json: bool, show_all: bool) -> None:
+    if as_json:
+        json.dump(inventory_json(inv, show_all=True), sys.stdout, indent=2, ensure_ascii=False)
+        sys.stdout.write("\n")
+    else:
+        render_text(inv, stdout_console(), show_all=show_all)
+
+
+def run(args: argparse.Namespace) -> int:
+    inv = _inventory(None, args, budget_ms=args.budget_ms, use_cache=not args.no_cache)
+    emit(inv, as_json=args.json, show_all=args.show_all)
+    return exit_code(inv, fail_on_risk=args.fail_on_risk)
+
+
+def sweep_main(repo: Path, *, as_json: bool = False, show_all: bool = False,
+               fail_on_risk: bool = False) -> int:
+    """Sweep the repository at ``repo`` and print the report; return the exit code."""
+    inv = _inventory(repo, None, budget_ms=None, use_cache=True)
+    emit(inv, as_json=as_json, show_all=show_all)
+    return exit_code(inv, fail_on_risk=fail_on_risk)

@@ -1,0 +1,85 @@
+"""The inventory cache under ``<common git dir>/branchkeeper/cache.json``.
+
+Results that never change for the same inputs are kept: the patch-id of a commit, the patch-id
+of a ``(merge base, tip)`` range, a merge base of ``(tip, base tip)``. A missing, unreadable or
+corrupt cache is treated as empty (it is only a cache); writes are atomic (temp file, replace),
+so a crash or a second sweep running at once never leaves a torn file.
+
+Only entries used by the latest run are written back, so the file does not grow without bound.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+CACHE_VERSION = 2
+
+
+@dataclass
+class InventoryCache:
+    """Maps of cached results; ``used`` collects what this run read or wrote."""
+
+    path: Path | None
+    commit_pid: dict[str, str] = field(default_factory=dict)
+    range_pid: dict[str, str] = field(default_factory=dict)
+    merge_base: dict[str, str] = field(default_factory=dict)
+    behind: dict[str, int] = field(default_factory=dict)
+    extra: dict[str, Any] = field(default_factory=dict)
+    used_commit: set[str] = field(default_factory=set)
+    used_range: set[str] = field(default_factory=set)
+    used_mb: set[str] = field(default_factory=set)
+    used_behind: set[str] = field(default_factory=set)
+
+    @classmethod
+    def load(cls, common_dir: Path | None) -> InventoryCache:
+        """Read the cache (an empty one when absent, unreadable, corrupt or another version)."""
+        if common_dir is None:
+            return cls(None)
+        path = common_dir / "branchkeeper" / "cache.json"
+        try:
+            data = json.loads(path.read_text("utf-8"))
+        except (OSError, ValueError):
+            return cls(path)
+        if not isinstance(data, dict) or data.get("version") != CACHE_VERSION:
+            return cls(path)
+
+        def section(name: str) -> dict[str, Any]:
+            value = data.get(name)
+            return value if isinstance(value, dict) else {}
+
+        return cls(
+            path,
+            commit_pid={k: v for k, v in section("commit_pid").items() if isinstance(v, str)},
+            range_pid={k: v for k, v in section("range_pid").items() if isinstance(v, str)},
+            merge_base={k: v for k, v in section("merge_base").items() if isinstance(v, str)},
+            behind={k: v for k, v in section("behind").items() if isinstance(v, int)},
+            extra=section("extra"),
+        )
+
+    def save(self) -> None:
+        """Write the entries this run used, atomically; errors are ignored (it is a cache)."""
+        if self.path is None:
+            return
+        data = {
+            "version": CACHE_VERSION,
+            "commit_pid": {k: self.commit_pid[k] for k in self.used_commit if k in self.commit_pid},
+            "range_pid": {k: self.range_pid[k] for k in self.used_range if k in self.range_pid},
+            "merge_base": {k: self.merge_base[k] for k in self.used_mb if k in self.merge_base},
+            "behind": {k: self.behind[k] for k in self.used_behind if k in self.behind},
+            "extra": self.extra,
+        }
+        try:
+            self.path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+            fd, tmp = tempfile.mkstemp(prefix=".cache-", dir=self.path.parent)
+            with os.fdopen(fd, "w", encoding="utf-8") as fh:
+                json.dump(data, fh, separators=(",", ":"))
+            os.replace(tmp, self.path)
+        except OSError:
+            with contextlib.suppress(OSError, UnboundLocalError):
+                os.unlink(tmp)

@@ -1,0 +1,174 @@
+"""The unmerged subgraph: every commit reachable from some branch tip but not from the bases.
+
+One ``git rev-list --boundary --stdin`` walk (first document, section 2, "Batching") replaces a
+``git cherry`` / ``merge-base`` / ``rev-list --count`` per branch. From it, in Python:
+each tip's unique commits (ahead), its merge-base frontier, containment by remote-tracking refs,
+and whether the walk touched a shallow graft or a root.
+
+Bounds: the walk is one process whatever the branch count; the per-tip Python walks stop after
+:data:`MAX_VISITS` commit visits in total, and tips not reached get ``None`` results.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from branchkeeper.git.parse import ParseError
+from branchkeeper.git.run import run_git
+from branchkeeper.git.types import Oid
+
+#: Total commit visits allowed across all per-tip walks of one inventory.
+MAX_VISITS = 4_000_000
+
+# One trailers atom: older git shares key= filters between atoms of one format.
+_FORMAT = "%x00%H%x00%P%x00%T%x00%ct%x00%(trailers:only=true,unfold=true)%x00%x01"
+_END = b"\0\x01\n"
+
+
+@dataclass(slots=True)
+class Commit:
+    """One commit of the subgraph. ``boundary``: on the base side (an excluded parent)."""
+
+    oid: Oid
+    parents: tuple[Oid, ...]
+    tree: str
+    date: int
+    park_trailer: bool
+    boundary: bool
+
+
+@dataclass(slots=True)
+class TipWalk:
+    """What one tip's walk found.
+
+    ``unique``: commits reachable from the tip and not from any base, newest first;
+    ``frontier``: boundary commits reached (the merge-base candidates);
+    ``touches_root``: the walk reached a commit with no parents or a shallow graft, so it never
+    met the base: in a shallow clone that is "not known", in a full one "unrelated history".
+    """
+
+    unique: list[Oid]
+    frontier: set[Oid]
+    touches_root: bool
+    touches_graft: bool
+
+
+@dataclass(slots=True)
+class Subgraph:
+    """The walk's commits plus the shallow grafts of the repository."""
+
+    commits: dict[Oid, Commit]
+    grafts: frozenset[str] = frozenset()
+    visits: int = 0
+    _walks: dict[Oid, TipWalk | None] = field(default_factory=dict)
+
+    def is_park_commit(self, oid: Oid) -> bool:
+        """An empty commit (same tree as its first parent) carrying a park or unpark trailer."""
+        c = self.commits.get(oid)
+        if c is None or not c.park_trailer or len(c.parents) != 1:
+            return False
+        parent = self.commits.get(c.parents[0])
+        return parent is not None and parent.tree == c.tree
+
+    def walk(self, tip: Oid) -> TipWalk | None:
+        """The tip's unique commits and frontier (memoised); ``None`` past the visit budget."""
+        if tip in self._walks:
+            return self._walks[tip]
+        start = self.commits.get(tip)
+        if start is None or start.boundary:
+            result: TipWalk | None = TipWalk([], {tip} if start else set(), False, False)
+            self._walks[tip] = result
+            return result
+        seen: set[Oid] = {tip}
+        stack = [tip]
+        unique: list[Oid] = []
+        frontier: set[Oid] = set()
+        root = graft = False
+        while stack:
+            self.visits += 1
+            if self.visits > MAX_VISITS:
+                self._walks[tip] = None
+                return None
+            oid = stack.pop()
+            c = self.commits.get(oid)
+            if c is None:
+                continue
+            if c.boundary:
+                frontier.add(oid)
+                continue
+            unique.append(oid)
+            if oid in self.grafts:
+                graft = True
+            if not c.parents:
+                root = True
+            for p in c.parents:
+                if p not in seen:
+                    seen.add(p)
+                    stack.append(p)
+        unique.sort(key=lambda o: self.commits[o].date, reverse=True)
+        result = TipWalk(unique, frontier, root, graft)
+        self._walks[tip] = result
+        return result
+
+    def reachable_set(self, tip: Oid) -> set[Oid] | None:
+        """Non-boundary commits reachable from ``tip`` (a set), or ``None`` past the budget."""
+        w = self.walk(tip)
+        return None if w is None else set(w.unique)
+
+
+def _parse(data: bytes) -> dict[Oid, Commit]:
+    commits: dict[Oid, Commit] = {}
+    if not data:
+        return commits
+    chunks = data.split(_END)
+    if chunks and chunks[-1].strip() == b"":
+        chunks.pop()
+    for chunk in chunks:
+        header, sep, rest = chunk.partition(b"\n")
+        if not sep or not header.startswith(b"commit "):
+            raise ParseError(f"rev-list: unexpected record {chunk[:80]!r}")
+        boundary = header[7:8] == b"-"
+        parts = rest.decode("utf-8", "surrogateescape").split("\0")
+        if len(parts) != 6 or parts[0] != "":
+            raise ParseError(f"rev-list: expected 6 fields, got {len(parts)}")
+        _, oid, parents, tree, date, trailers = parts
+        keys = {line.partition(":")[0].strip().lower() for line in trailers.splitlines()}
+        o = Oid.parse(oid)
+        commits[o] = Commit(
+            oid=o,
+            parents=tuple(Oid(p) for p in parents.split()),
+            tree=tree,
+            date=int(date) if date.isdigit() else 0,
+            park_trailer=bool(keys & {"parked-reason", "unparked"}),
+            boundary=boundary,
+        )
+    return commits
+
+
+def read_grafts(common_dir: Path) -> frozenset[str]:
+    """The shallow grafts (``<common dir>/shallow``): commits whose parents are not present."""
+    try:
+        text = (common_dir / "shallow").read_text("ascii")
+    except (FileNotFoundError, UnicodeDecodeError):
+        return frozenset()
+    return frozenset(line.strip() for line in text.splitlines() if line.strip())
+
+
+def walk_subgraph(root: Path, tips: Iterable[Oid], exclude: Sequence[str], *,
+                  grafts: frozenset[str] = frozenset(), timeout: float = 120) -> Subgraph:
+    """Walk every commit reachable from ``tips`` and not from ``exclude`` (refs or ids).
+
+    One ``git rev-list --boundary --stdin`` process. Raises :class:`GitError` on failure.
+    """
+    tip_list = sorted(set(tips))
+    if not tip_list:
+        return Subgraph({}, grafts)
+    lines = [*tip_list, *(f"^{x}" for x in exclude)]
+    stdin = ("\n".join(lines) + "\n").encode()
+    out = run_git(
+        ["rev-list", "--boundary", "--stdin", f"--format={_FORMAT}"],
+        cwd=root, stdin=stdin, timeout=timeout,
+    ).stdout
+    return Subgraph(_parse(out), grafts)

@@ -1,0 +1,345 @@
+"""The proof ladder: the one place that decides whether a tip's work is preserved.
+
+Cheapest first, first that holds wins (issue 3, section 1; first document, sections 2 and 11):
+
+1. ``ancestor``: the tip is reachable from the default branch or an integration line.
+2. ``patch_equivalent``: every commit of the branch since the merge base is upstream by patch-id.
+3. ``squash_merged``: the branch's whole diff from its merge base has the patch-id of one base
+   commit after that merge base (field cases C08, C09).
+4. ``tip_subsumed``: the tip is an ancestor of another tip proven by 2 or 3.
+5. ``content_on_base``: every path the branch changed is byte-identical on the base (delete path
+   only: :func:`content_on_base`).
+
+Everything is batched over all tips at once: one subgraph walk, one patch-id pipeline per side,
+one window walk per base. Git errors, a shallow graft, an unresolved base or a spent budget give
+``unknown`` (a reason), which never deletes (DESIGN.md, guarantee 1).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from branchkeeper.analysis.cache import InventoryCache
+from branchkeeper.analysis.graph import Subgraph, TipWalk
+from branchkeeper.analysis.patchids import _PINNED, commit_patch_ids, range_patch_ids
+from branchkeeper.git.run import GitError, GitExit, run_git
+from branchkeeper.git.types import Oid
+from branchkeeper.model.records import Proof, ProofKind
+
+
+@dataclass(frozen=True, slots=True)
+class Base:
+    """A proof target: the default branch or an integration line, by one of its refs."""
+
+    ref: str
+    oid: Oid
+    kind: str  # "default" | "line"
+    name: str
+
+
+@dataclass(frozen=True, slots=True)
+class TipVerdict:
+    """The ladder's answer for one tip: a proof, or ``unknown`` (a reason), or neither (work).
+
+    ``merge_base``: the single merge base with the default branch where one was found.
+    ``note``: why a tier did not hold, for reports (e.g. the squash window was too short).
+    """
+
+    proof: Proof | None = None
+    unknown: str | None = None
+    note: str = ""
+    merge_base: Oid | None = None
+
+
+@dataclass
+class Deadline:
+    """A wall-clock budget in seconds from creation; ``None`` = unbounded."""
+
+    seconds: float | None
+    start: float = field(default_factory=time.monotonic)
+
+    def spent(self) -> bool:
+        return self.seconds is not None and time.monotonic() - self.start > self.seconds
+
+
+@dataclass
+class _Window:
+    base: Base
+    order: dict[Oid, int]  # topo index: descendants have smaller numbers
+    complete: bool  # the window holds the base's whole history
+    pid_to_commit: dict[str, Oid] = field(default_factory=dict)
+
+
+def _base_window(root: Path, base: Base, limit: int) -> _Window:
+    out = run_git(["rev-list", "--topo-order", f"--max-count={limit + 1}", base.oid],
+                  cwd=root).stdout
+    oids = [Oid(x) for x in out.decode("ascii").split()]
+    complete = len(oids) <= limit
+    oids = oids[:limit]
+    return _Window(base, {o: i for i, o in enumerate(oids)}, complete)
+
+
+def _commit_pids(root: Path, cache: InventoryCache, commits: Iterable[Oid],
+                 deadline: Deadline, chunk: int = 4000) -> set[Oid]:
+    """Fill ``cache.commit_pid`` for ``commits``; return the commits whose pid is known."""
+    wanted = set(commits)
+    todo = [c for c in wanted if c not in cache.commit_pid]
+    done: set[Oid] = {c for c in wanted if c in cache.commit_pid}
+    for i in range(0, len(todo), chunk):
+        if deadline.spent():
+            break
+        part = todo[i:i + chunk]
+        found = commit_patch_ids(root, part)
+        for c in part:
+            cache.commit_pid[c] = found.get(c, "")  # "" = no patch (empty or merge)
+            done.add(c)
+    cache.used_commit.update(done)
+    return done
+
+
+def prove_tips(
+    root: Path,
+    tips: Sequence[Oid],
+    *,
+    subgraph: Subgraph,
+    default_bases: Sequence[Base],
+    line_bases: Sequence[Base],
+    merged_into_remote_default: set[Oid],
+    cache: InventoryCache,
+    squash_window: int,
+    shallow: bool,
+    deadline: Deadline,
+) -> dict[Oid, TipVerdict]:
+    """Run tiers 1 to 4 of the ladder over every tip at once.
+
+    ``subgraph`` must have been walked from ``tips`` (and the line tips) excluding every ref in
+    ``default_bases``; a tip absent from it (or on its boundary) is an ancestor of the default
+    branch. ``merged_into_remote_default`` is the set of tips ancestor of the remote-tracking
+    default (from one ``for-each-ref --merged``), used to name the base ref.
+    Returns ``{tip: TipVerdict}`` for every tip. Raises nothing for git failures of the
+    patch-id tiers: those tips become ``unknown``.
+    """
+    verdicts: dict[Oid, TipVerdict] = {}
+    if not default_bases:
+        return {t: TipVerdict(unknown="default branch unresolved") for t in tips}
+    remote_default = default_bases[0]
+    local_default = default_bases[-1]
+    pending: list[Oid] = []
+    walks: dict[Oid, TipWalk] = {}
+
+    # Tier 1a: ancestor of the default branch (absent from the unmerged subgraph).
+    for tip in dict.fromkeys(tips):
+        node = subgraph.commits.get(tip)
+        if node is None or node.boundary:
+            base = remote_default if tip in merged_into_remote_default else local_default
+            verdicts[tip] = TipVerdict(Proof(ProofKind.ANCESTOR, base.ref, None))
+            continue
+        pending.append(tip)
+
+    # Tier 1b: ancestor of an integration line (reachable from a line tip in the subgraph).
+    line_sets: list[tuple[Base, set[Oid]]] = []
+    for base in line_bases:
+        reach = subgraph.reachable_set(base.oid)
+        if reach is not None:
+            line_sets.append((base, reach))
+    still: list[Oid] = []
+    for tip in pending:
+        hit = next((b for b, reach in line_sets if tip in reach and tip != b.oid), None)
+        if hit is not None:
+            verdicts[tip] = TipVerdict(Proof(ProofKind.ANCESTOR, hit.ref, None))
+            continue
+        walk = subgraph.walk(tip)
+        if walk is None:
+            verdicts[tip] = TipVerdict(unknown="history too large to walk within the limits")
+            continue
+        if shallow and (walk.touches_root or walk.touches_graft):
+            verdicts[tip] = TipVerdict(
+                unknown="shallow clone: the branch's history reaches the graft, so ancestry "
+                        "there is not trusted (run: git fetch --unshallow)")
+            continue
+        walks[tip] = walk
+        still.append(tip)
+    pending = still
+    if not pending:
+        return verdicts
+
+    # Base windows (one rev-list per base) and their patch-ids.
+    bases: list[Base] = []
+    for b in [*default_bases, *line_bases]:
+        if all(b.oid != seen.oid for seen in bases):
+            bases.append(b)
+    try:
+        windows = [_base_window(root, b, squash_window) for b in bases]
+        all_window = {c for w in windows for c in w.order}
+        known = _commit_pids(root, cache, all_window, deadline)
+    except GitError as exc:
+        for tip in pending:
+            verdicts[tip] = TipVerdict(unknown=f"git error while reading the base: {exc}")
+        return verdicts
+    for w in windows:
+        for c in sorted(w.order, key=w.order.__getitem__, reverse=True):
+            if c in known:
+                pid = cache.commit_pid.get(c, "")
+                if pid:
+                    w.pid_to_commit[pid] = c  # newest commit with this pid wins
+    base_incomplete = len(known) < len(all_window)
+
+    # Tier 2: patch-equivalent, commit by commit.
+    branch_commits = {c for t in pending for c in walks[t].unique
+                      if not subgraph.is_park_commit(c)}
+    try:
+        have = _commit_pids(root, cache, branch_commits, deadline)
+    except GitError as exc:
+        have = set()
+        git_note = f"git error in the patch-id step: {exc}"
+    else:
+        git_note = ""
+    proven_tips: list[Oid] = []
+    squash_candidates: list[Oid] = []
+    for tip in pending:
+        own = [c for c in walks[tip].unique if not subgraph.is_park_commit(c)]
+        if any(c not in have for c in own) or base_incomplete:
+            verdicts[tip] = TipVerdict(unknown=git_note or "budget spent before the patch-id "
+                                       "step reached this branch; the next run continues")
+            continue
+        merges = any(len(subgraph.commits[c].parents) > 1 for c in own)
+        pids = [cache.commit_pid.get(c, "") for c in own]
+        match = None
+        if not merges and all(pids):
+            for w in windows:
+                if all(p in w.pid_to_commit for p in pids):
+                    landed = w.pid_to_commit[pids[0]] if pids else None
+                    match = Proof(ProofKind.PATCH_EQUIVALENT, w.base.ref, landed)
+                    break
+        if match is not None:
+            verdicts[tip] = TipVerdict(match)
+            proven_tips.append(tip)
+        else:
+            squash_candidates.append(tip)
+
+    # Tier 3: squash-merged: the whole range base..tip equals one base commit.
+    mbs: dict[Oid, Oid] = {}
+    notes: dict[Oid, str] = {}
+    for tip in squash_candidates:
+        frontier = walks[tip].frontier
+        if len(frontier) == 1:
+            mbs[tip] = next(iter(frontier))
+        elif not frontier:
+            notes[tip] = "no common history with the default branch"
+        else:
+            mb = _merge_base(root, tip, remote_default.oid, cache, deadline)
+            if mb:
+                mbs[tip] = mb
+            else:
+                notes[tip] = "no single merge base with the default branch"
+    need = [(mb, tip) for tip, mb in mbs.items() if f"{mb}:{tip}" not in cache.range_pid]
+    if need and not deadline.spent():
+        try:
+            found = range_patch_ids(root, need)
+            for mb, tip in need:
+                cache.range_pid[f"{mb}:{tip}"] = found.get(tip, "")
+        except GitError as exc:
+            for _, tip in need:
+                notes[tip] = f"git error in the squash step: {exc}"
+    for tip in squash_candidates:
+        mb = mbs.get(tip)
+        key = f"{mb}:{tip}"
+        if mb is None or key not in cache.range_pid:
+            if mb is not None and tip not in notes:
+                verdicts[tip] = TipVerdict(unknown="budget spent before the squash-merge step "
+                                           "reached this branch; the next run continues")
+            else:
+                verdicts[tip] = TipVerdict(note=notes.get(tip, ""), merge_base=mb)
+            continue
+        cache.used_range.add(key)
+        pid = cache.range_pid[key]
+        proof = None
+        limited = False
+        for w in windows:
+            landed = w.pid_to_commit.get(pid) if pid else None
+            if landed is not None and (mb not in w.order or w.order[landed] < w.order[mb]):
+                proof = Proof(ProofKind.SQUASH_MERGED, w.base.ref, landed)
+                break
+            if mb not in w.order and not w.complete:
+                limited = True
+        if proof is not None:
+            verdicts[tip] = TipVerdict(proof, merge_base=mb)
+            proven_tips.append(tip)
+        else:
+            note = (f"squash check limited to the newest {squash_window} commits of the base"
+                    if limited else "")
+            verdicts[tip] = TipVerdict(note=note, merge_base=mb)
+
+    # Tier 4: tip-subsumed: an ancestor of a tip already proven by tier 2 or 3.
+    unproven = [t for t in pending if verdicts[t].proof is None and verdicts[t].unknown is None]
+    if unproven and proven_tips:
+        holders: dict[Oid, Oid] = {}
+        for p in proven_tips:
+            for c in walks[p].unique:
+                holders.setdefault(c, p)
+        for tip in unproven:
+            holder = holders.get(tip)
+            if holder is not None and holder != tip:
+                held = verdicts[holder].proof
+                assert held is not None
+                verdicts[tip] = TipVerdict(
+                    Proof(ProofKind.TIP_SUBSUMED, held.base, held.landed_as),
+                    note=f"an ancestor of {holder.short}, proven {held.kind.value}",
+                    merge_base=verdicts[tip].merge_base,
+                )
+    return verdicts
+
+
+def _merge_base(root: Path, tip: Oid, base: Oid, cache: InventoryCache,
+                deadline: Deadline) -> Oid | None:
+    """The single merge base of ``tip`` and ``base`` (cached); ``None`` when 0 or several."""
+    key = f"{tip}:{base}"
+    if key in cache.merge_base:
+        cache.used_mb.add(key)
+        value = cache.merge_base[key]
+        return Oid(value) if value else None
+    if deadline.spent():
+        return None
+    result = run_git(["merge-base", "--all", tip, base], cwd=root, check=False)
+    # exit 1 = no common ancestor; anything else non-zero is an error (not cached)
+    if result.returncode not in (GitExit.OK, GitExit.NO):
+        return None
+    found = result.text.split()
+    value = found[0] if len(found) == 1 else ""
+    cache.merge_base[key] = value
+    cache.used_mb.add(key)
+    return Oid(value) if value else None
+
+
+def content_on_base(root: Path, *, tip: Oid, merge_base: Oid, base: Base) -> Proof | None:
+    """Tier 5: every path changed in ``merge_base..tip`` has the same blob (or absence) on base.
+
+    Three git processes (``diff-tree`` for the changed paths, ``ls-tree`` on each side). Used on
+    the delete path only; returns ``None`` when any path differs. Raises :class:`GitError`.
+    """
+    out = run_git([*_PINNED, "diff-tree", "-r", "-z", "--no-renames", "--name-only",
+                   merge_base, tip], cwd=root).stdout
+    paths = [p for p in out.decode("utf-8", "surrogateescape").split("\0") if p]
+    if not paths:
+        return None  # nothing changed: an empty range proves nothing by content
+    def blobs(commit: str) -> dict[str, str]:
+        res = run_git(["ls-tree", "-r", "-z", "--full-tree", commit, "--",
+                       *(f":(literal){p}" for p in paths)], cwd=root).stdout
+        table: dict[str, str] = {}
+        for entry in res.decode("utf-8", "surrogateescape").split("\0"):
+            if not entry:
+                continue
+            meta, _, path = entry.partition("\t")
+            mode, _, rest = meta.partition(" ")
+            _, _, oid = rest.partition(" ")
+            table[path] = f"{mode}:{oid}"
+        return table
+
+    on_tip = blobs(tip)
+    on_base = blobs(base.oid)
+    if all(on_tip.get(p) == on_base.get(p) for p in paths):
+        return Proof(ProofKind.CONTENT_ON_BASE, base.ref, None)
+    return None

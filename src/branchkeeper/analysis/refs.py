@@ -1,0 +1,207 @@
+"""The one ``for-each-ref`` every inventory starts from, and default-branch resolution.
+
+Implements the first document, section 2 step 1 (one process for names, tips, dates, upstreams
+and park markers of every ref) and section 1 ``branches.default`` (issue 2, section 2).
+"""
+
+from __future__ import annotations
+
+import fnmatch
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from branchkeeper.git.parse import ParseError
+from branchkeeper.git.run import run_git
+from branchkeeper.git.types import Oid
+
+_SEP = "%00"
+#: Field order of :data:`REF_FORMAT`; each record ends with NUL, 0x01, newline.
+_FIELDS = (
+    "%(refname)",
+    "%(objectname)",
+    "%(objecttype)",
+    "%(committerdate:unix)",
+    "%(upstream)",
+    "%(upstream:track)",
+    "%(symref)",
+    # One trailers atom: git before 2.4x shares key= filters between atoms of one format.
+    "%(trailers:only=true,unfold=true)",
+    "%(subject)",
+)
+REF_FORMAT = _SEP.join(_FIELDS) + "%00%01"
+_RECORD_END = b"\0\x01\n"
+
+
+@dataclass(frozen=True, slots=True)
+class RefInfo:
+    """One ref as ``for-each-ref`` reports it. ``date`` is the tip's committer date (unix s)."""
+
+    ref: str
+    oid: Oid | None
+    objecttype: str
+    date: int | None
+    upstream: str
+    upstream_gone: bool
+    symref: str
+    parked_reason: str
+    parked_by: str
+    unparked: str
+    subject: str
+
+
+@dataclass(frozen=True, slots=True)
+class RefTable:
+    """Every local branch and every remote-tracking branch of one remote.
+
+    ``local`` maps a branch name to its ``refs/heads`` entry, ``remote`` a branch name to its
+    ``refs/remotes/<remote>`` entry (``<remote>/HEAD`` excluded and kept as ``remote_head``,
+    the symref target, or ``""``).
+    """
+
+    remote_name: str
+    local: dict[str, RefInfo]
+    remote: dict[str, RefInfo]
+    remote_head: str = ""
+    by_ref: dict[str, RefInfo] = field(default_factory=dict)
+
+    def names(self) -> list[str]:
+        """Every branch name, local or remote, sorted."""
+        return sorted(set(self.local) | set(self.remote))
+
+    def tip(self, ref: str) -> Oid | None:
+        info = self.by_ref.get(ref)
+        return info.oid if info else None
+
+
+def parse_trailers(text: str) -> dict[str, list[str]]:
+    """``Key: value`` lines (unfolded trailers) -> ``{lower-case key: [values]}``."""
+    out: dict[str, list[str]] = {}
+    for line in text.splitlines():
+        key, sep, value = line.partition(":")
+        if sep and key.strip() and " " not in key.strip():
+            out.setdefault(key.strip().lower(), []).append(value.strip())
+    return out
+
+
+def _parse_ref_records(data: bytes) -> list[RefInfo]:
+    out: list[RefInfo] = []
+    if not data:
+        return out
+    chunks = data.split(_RECORD_END)
+    if chunks and chunks[-1] in (b"", b"\n"):
+        chunks.pop()
+    for chunk in chunks:
+        parts = chunk.decode("utf-8", "surrogateescape").split("\0")
+        if len(parts) != len(_FIELDS):
+            raise ParseError(f"for-each-ref: expected {len(_FIELDS)} fields, got {len(parts)}")
+        ref, oid, otype, date, up, track, symref, trailers, subject = parts
+        values = parse_trailers(trailers)
+        out.append(
+            RefInfo(
+                ref=ref,
+                oid=Oid.parse(oid) if oid else None,
+                objecttype=otype,
+                date=int(date) if date.strip().lstrip("-").isdigit() else None,
+                upstream=up,
+                upstream_gone=track.strip() == "[gone]",
+                symref=symref,
+                parked_reason="; ".join(values.get("parked-reason", [])),
+                parked_by="; ".join(values.get("parked-by", [])),
+                unparked="; ".join(values.get("unparked", [])),
+                subject=subject,
+            )
+        )
+    return out
+
+
+def read_refs(root: Path, remote: str, *, extra_patterns: Sequence[str] = ()) -> RefTable:
+    """Read every ``refs/heads`` and ``refs/remotes/<remote>`` ref with ONE ``for-each-ref``.
+
+    ``root`` is any directory of the repository. Raises :class:`GitError` when git fails.
+    """
+    patterns = ["refs/heads", f"refs/remotes/{remote}", *extra_patterns]
+    out = run_git(["for-each-ref", f"--format={REF_FORMAT}", *patterns], cwd=root).stdout
+    local: dict[str, RefInfo] = {}
+    remote_refs: dict[str, RefInfo] = {}
+    by_ref: dict[str, RefInfo] = {}
+    remote_head = ""
+    remote_prefix = f"refs/remotes/{remote}/"
+    for info in _parse_ref_records(out):
+        by_ref[info.ref] = info
+        if info.ref.startswith("refs/heads/"):
+            local[info.ref[len("refs/heads/"):]] = info
+        elif info.ref.startswith(remote_prefix):
+            name = info.ref[len(remote_prefix):]
+            if name == "HEAD":
+                remote_head = info.symref
+                continue
+            if info.symref:
+                continue  # another symbolic ref under the remote: not a branch
+            remote_refs[name] = info
+    return RefTable(remote, local, remote_refs, remote_head, by_ref)
+
+
+@dataclass(frozen=True, slots=True)
+class DefaultBranch:
+    """The resolved default branch.
+
+    ``name`` is the branch name; ``refs`` the existing full refs that stand for it, the
+    remote-tracking copy first (``refs/remotes/origin/main``, ``refs/heads/main``); ``how`` says
+    which rule resolved it. ``name`` is ``None`` when nothing resolved, and ``reason`` says why.
+    """
+
+    name: str | None
+    refs: tuple[str, ...]
+    how: str
+    reason: str = ""
+
+    @property
+    def resolved(self) -> bool:
+        return self.name is not None and bool(self.refs)
+
+
+def resolve_default_branch(configured: str, table: RefTable) -> DefaultBranch:
+    """Resolve ``branches.default`` against the ref table (no git process).
+
+    ``auto``: the target of ``refs/remotes/<remote>/HEAD``, then local ``main``, then local
+    ``master``; anything else names the branch. Nothing is guessed past that (field case C06).
+    """
+    remote = table.remote_name
+
+    def refs_for(name: str) -> tuple[str, ...]:
+        found = []
+        if name in table.remote:
+            found.append(f"refs/remotes/{remote}/{name}")
+        if name in table.local:
+            found.append(f"refs/heads/{name}")
+        return tuple(found)
+
+    if configured != "auto":
+        refs = refs_for(configured)
+        if refs:
+            return DefaultBranch(configured, refs, "branches.default")
+        return DefaultBranch(
+            None, (), "branches.default",
+            f"branches.default names '{configured}', which exists neither locally nor on "
+            f"'{remote}'",
+        )
+    prefix = f"refs/remotes/{remote}/"
+    if table.remote_head.startswith(prefix):
+        name = table.remote_head[len(prefix):]
+        refs = refs_for(name)
+        if refs:
+            return DefaultBranch(name, refs, f"{remote}/HEAD")
+    for name in ("main", "master"):
+        if name in table.local:
+            return DefaultBranch(name, refs_for(name), f"local {name}")
+    return DefaultBranch(
+        None, (), "auto",
+        f"no {remote}/HEAD and no local main or master; set branches.default in "
+        ".branchkeeper.yaml (or run: git remote set-head " + remote + " --auto)",
+    )
+
+
+def matches_any(name: str, globs: Iterable[str]) -> bool:
+    """True when ``name`` matches one of the shell globs (``fnmatchcase``; ``*`` spans ``/``)."""
+    return any(fnmatch.fnmatchcase(name, g) for g in globs)

@@ -1,0 +1,200 @@
+"""Rendering of an inventory: the terminal report and the JSON document (docs/sweep-json.md).
+
+Reads records only; decides nothing. Every command shown is shell-quoted (DESIGN.md,
+guarantee 5) and puts names where git cannot take them for options.
+"""
+
+from __future__ import annotations
+
+import shlex
+from typing import Any
+
+from rich.console import Console
+from rich.table import Table
+from rich.text import Text
+
+from branchkeeper.analysis.inventory import Inventory
+from branchkeeper.model.records import BranchRecord, BranchState, Stage
+
+JSON_VERSION = 1
+
+
+def push_command(remote: str, name: str) -> str:
+    """The one command that secures an unpushed branch: ``git push -u <remote> <name>``."""
+    if name.startswith("-"):
+        spec = f"refs/heads/{name}:refs/heads/{name}"
+        return f"git push -u {shlex.quote(remote)} {shlex.quote(spec)}"
+    return f"git push -u {shlex.quote(remote)} {shlex.quote(name)}"
+
+
+def delete_command(name: str) -> str:
+    """The branchkeeper command that deletes a branch behind its proof and a bundle."""
+    return f"branchkeeper delete -- {shlex.quote(name)}"
+
+
+def park_command(name: str) -> str:
+    return f"branchkeeper park -- {shlex.quote(name)} --reason '...'"
+
+
+def record_json(r: BranchRecord) -> dict[str, Any]:
+    """One branch as the JSON document lists it (field order as documented)."""
+    return {
+        "name": r.name,
+        "state": r.state.value,
+        "proof": None if r.proof is None else {
+            "kind": r.proof.kind.value,
+            "base": r.proof.base,
+            "landed_as": r.proof.landed_as,
+        },
+        "containment": r.containment.value if r.containment else None,
+        "containing_ref": r.containing_ref,
+        "stage": r.stage.value if r.stage else None,
+        "ahead": r.ahead,
+        "behind": r.behind,
+        "lines": r.lines,
+        "age_days": r.age_days,
+        "local_tip": r.local_tip,
+        "remote_tip": r.remote_tip,
+        "worktree": r.worktree,
+        "upstream": r.upstream,
+        "upstream_gone": r.upstream_gone,
+        "parked": None if r.parked is None else {
+            "reason": r.parked.reason, "by": r.parked.by, "since": r.parked.since,
+        },
+        "number": r.number_token,
+        "same_tip_as": list(r.same_tip_as),
+        "reason": r.reason,
+    }
+
+
+def inventory_json(inv: Inventory, *, show_all: bool = True) -> dict[str, Any]:
+    """The whole ``sweep --json`` document."""
+    records = [r for r in inv.records if show_all or r.state is not BranchState.EXEMPT]
+    d = inv.config.branches.dormancy
+    return {
+        "version": JSON_VERSION,
+        "repository": str(inv.facts.main_root),
+        "default_branch": inv.default.name,
+        "default_branch_refs": list(inv.default.refs),
+        "default_branch_reason": inv.default.reason or None,
+        "remote": inv.remote,
+        "git_version": inv.facts.version.text.removeprefix("git version "),
+        "shallow": inv.facts.shallow,
+        "dormancy_days": {"advisory": d.effective_advisory_days, "noisy": d.effective_noisy_days,
+                          "block": d.effective_block_days},
+        "notes": list(inv.notes),
+        "branches": [record_json(r) for r in records],
+        "summary": inv.summary(),
+    }
+
+
+_STAGE_ORDER = {Stage.BLOCK: 0, Stage.NOISY: 1, Stage.ADVISORY: 2}
+
+
+def _age(r: BranchRecord) -> str:
+    return "?" if r.age_days is None else f"{r.age_days:.0f}d"
+
+
+def render_text(inv: Inventory, console: Console, *, show_all: bool = False) -> None:
+    """The terminal report: LOST WORK RISK first, then merged, dormant by stage, live, parked."""
+    records = [r for r in inv.records if show_all or r.state is not BranchState.EXEMPT]
+    d = inv.config.branches.dormancy
+    head = Text()
+    head.append(f"{inv.facts.main_root}", style="bold")
+    head.append(f"  default: {inv.default.name or 'UNRESOLVED'}  remote: {inv.remote}  "
+                f"dormancy: {d.effective_advisory_days}/{d.effective_noisy_days}/"
+                f"{d.effective_block_days} days ({d.preset})")
+    console.print(head)
+    for note in inv.notes:
+        console.print(Text(f"note: {note}", style="yellow"))
+
+    risk = [r for r in records if r.lost_work_risk]
+    if risk:
+        console.print(Text(f"\nLOST WORK RISK: {len(risk)} branch(es) exist nowhere but this "
+                           "clone", style="bold red"))
+        for r in sorted(risk, key=lambda r: -(r.age_days or 0)):
+            line = Text("  ")
+            line.append(r.name, style="bold")
+            line.append(f"  {r.ahead if r.ahead is not None else '?'} commit(s) no remote holds,"
+                        f" {_age(r)} old")
+            if r.worktree:
+                line.append(f", worktree {r.worktree}")
+            console.print(line)
+            console.print(Text(f"    secure it: {push_command(inv.remote, r.name)}", style="cyan"))
+
+    done = [r for r in records if r.state.preserved]
+    if done:
+        table = Table(title=f"Merged, not deleted ({len(done)}): cleanup candidates",
+                      title_justify="left", show_edge=False, pad_edge=False, expand=False)
+        for col in ("branch", "state", "proof", "age", "delete with"):
+            table.add_column(col, overflow="fold")
+        for r in done:
+            table.add_row(r.name, r.state.value, r.reason, _age(r), delete_command(r.name))
+        console.print()
+        console.print(table)
+
+    dormant = sorted((r for r in records if r.state is BranchState.DORMANT),
+                     key=lambda r: (_STAGE_ORDER.get(r.stage, 3) if r.stage else 3,
+                                    -(r.age_days or 0)))
+    if dormant:
+        table = Table(title=f"Dormant ({len(dormant)})", title_justify="left", show_edge=False,
+                      pad_edge=False)
+        for col in ("branch", "stage", "age", "containment", "ahead", "worktree"):
+            table.add_column(col, overflow="fold")
+        for r in dormant:
+            cont = r.containment.value if r.containment else "?"
+            if r.containing_ref:
+                cont += f" ({r.containing_ref})"
+            table.add_row(r.name, r.stage.value if r.stage else "", _age(r), cont,
+                          "?" if r.ahead is None else str(r.ahead), r.worktree or "")
+        console.print()
+        console.print(table)
+
+    for state, title in ((BranchState.LIVE, "Live"), (BranchState.PARKED, "Parked"),
+                         (BranchState.UNKNOWN, "Unknown (never deleted)")):
+        rows = [r for r in records if r.state is state]
+        if not rows:
+            continue
+        table = Table(title=f"{title} ({len(rows)})", title_justify="left", show_edge=False,
+                      pad_edge=False)
+        for col in ("branch", "age", "containment", "ahead", "detail"):
+            table.add_column(col, overflow="fold")
+        for r in rows:
+            cont = r.containment.value if r.containment else ""
+            if r.containing_ref:
+                cont += f" ({r.containing_ref})"
+            detail = r.reason
+            if r.parked is not None:
+                detail = f"waiting since {_date(r.parked.since)}: {r.parked.reason}"
+                if r.parked.by:
+                    detail += f" (by {r.parked.by})"
+            elif r.worktree:
+                detail = (detail + "; " if detail else "") + f"worktree {r.worktree}"
+            table.add_row(r.name, _age(r), cont, "?" if r.ahead is None else str(r.ahead),
+                          detail)
+        console.print()
+        console.print(table)
+
+    if show_all:
+        fixed = [r for r in records if r.state in (BranchState.DEFAULT,
+                 BranchState.INTEGRATION_LINE, BranchState.EXEMPT)]
+        if fixed:
+            console.print()
+            console.print(Text("Not judged: " + ", ".join(f"{r.name} ({r.state.value})"
+                                                          for r in fixed)))
+    s = inv.summary()
+    parts = [f"{s[k]} {k}" for k in ("merged", "merged_into_line", "patch_equivalent", "dormant",
+                                      "live", "parked", "unknown") if s[k]]
+    console.print()
+    console.print(Text(f"{len(records)} branches: " + (", ".join(parts) or "nothing to report")
+                       + f"; LOST WORK RISK: {s['lost_work_risk']}",
+                       style="bold red" if s["lost_work_risk"] else "bold"))
+    if done:
+        console.print(Text("clean up every proven branch at once: branchkeeper sweep --clean "
+                           "(add --dry-run to see the plan)", style="cyan"))
+
+
+def _date(stamp: int) -> str:
+    import datetime as _dt
+
+    return _dt.datetime.fromtimestamp(stamp, tz=_dt.UTC).strftime("%Y-%m-%d")
