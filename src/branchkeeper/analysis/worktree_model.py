@@ -1,0 +1,280 @@
+"""Worktree dispositions, the gates that decide them, and the RETIRE gate set.
+
+Second document: "Cleanup: isolation worktrees" (retire: unlocked, clean, free of protected ignored
+content and nested worktrees, every commit it pins keeps a ref), "SKIP_UNREFERENCED_COMMIT" (the
+triage command), and the reaper's dispositions (DESIGN.md vocabulary). The reaper's extra gates
+(activity window, proof, PR state) slot into :data:`RETIRE_GATES` order by composing another tuple
+of :data:`GateSpec` and calling :func:`evaluate` with it.
+
+The gate functions are pure: every fact they read is gathered first (:func:`gather_retire_inputs`
+runs git and reads the filesystem; it never changes anything).
+"""
+
+from __future__ import annotations
+
+import shlex
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from enum import StrEnum
+from pathlib import Path
+
+from branchkeeper.analysis.worktree_status import (
+    IgnoredRules,
+    IgnoredVerdict,
+    WorktreeStatus,
+    classify_worktree_ignored,
+    worktree_status,
+)
+from branchkeeper.git.repo import Worktree
+from branchkeeper.git.run import GitError, run_git
+from branchkeeper.git.types import Oid
+
+
+class Disposition(StrEnum):
+    """What may be done with a worktree; every value but REMOVABLE keeps it."""
+
+    REMOVABLE = "REMOVABLE"
+    SKIP_DIRTY = "SKIP_DIRTY"
+    SKIP_LOCKED = "SKIP_LOCKED"
+    SKIP_SELF = "SKIP_SELF"
+    SKIP_ACTIVE = "SKIP_ACTIVE"
+    SKIP_PROTECTED_IGNORED = "SKIP_PROTECTED_IGNORED"
+    SKIP_UNPROVEN = "SKIP_UNPROVEN"
+    SKIP_NOT_PUSHED = "SKIP_NOT_PUSHED"
+    SKIP_AMBIGUOUS_NO_PR = "SKIP_AMBIGUOUS_NO_PR"
+    SKIP_PR_OPEN = "SKIP_PR_OPEN"
+    SKIP_LS_REMOTE_ERROR = "SKIP_LS_REMOTE_ERROR"
+    SKIP_UNREFERENCED_COMMIT = "SKIP_UNREFERENCED_COMMIT"
+    HELD = "HELD"
+    SKIP_NESTED = "SKIP_NESTED"
+    SKIP_PRUNABLE = "SKIP_PRUNABLE"
+
+    @property
+    def reason(self) -> str:
+        """The one-line meaning of this disposition."""
+        return _REASONS[self]
+
+
+_REASONS: dict[Disposition, str] = {
+    Disposition.REMOVABLE: "every gate passed: removing the checkout loses nothing",
+    Disposition.SKIP_DIRTY: "tracked changes or untracked files would be lost",
+    Disposition.SKIP_LOCKED: "the worktree is locked",
+    Disposition.SKIP_SELF: "the main worktree, or the worktree this command runs in",
+    Disposition.SKIP_ACTIVE: "changed within the activity window",
+    Disposition.SKIP_PROTECTED_IGNORED: "it holds protected ignored files",
+    Disposition.SKIP_UNPROVEN: "no proof that the branch's work is preserved",
+    Disposition.SKIP_NOT_PUSHED: "the branch has unique commits that were never pushed",
+    Disposition.SKIP_AMBIGUOUS_NO_PR: "pushed but unproven, and no PR says what became of it",
+    Disposition.SKIP_PR_OPEN: "an open PR has this branch as its head",
+    Disposition.SKIP_LS_REMOTE_ERROR: "the remote could not be asked; try again later",
+    Disposition.SKIP_UNREFERENCED_COMMIT: "its detached HEAD is held by no ref: the only copy",
+    Disposition.HELD: "a hold is recorded for it",
+    Disposition.SKIP_NESTED: "another checkout lives inside it",
+    Disposition.SKIP_PRUNABLE: "its directory is gone (git worktree prune would drop the entry)",
+}
+
+
+@dataclass(frozen=True, slots=True)
+class Gate:
+    """One gate's result: ``name``, ``passed``, a one-line ``detail``, and the disposition it
+    gives the worktree when it fails."""
+
+    name: str
+    passed: bool
+    detail: str
+    fails_as: Disposition
+
+
+@dataclass(frozen=True, slots=True)
+class WorktreeVerdict:
+    """A worktree's disposition (from the first failing gate), its reason, every gate evaluated
+    and, where relevant, the shell-quoted command to triage it by hand."""
+
+    worktree: Worktree
+    disposition: Disposition
+    reason: str
+    gates: tuple[Gate, ...]
+    triage: str | None = None
+
+    @property
+    def blockers(self) -> tuple[Gate, ...]:
+        """The failing gates, in gate order."""
+        return tuple(g for g in self.gates if not g.passed)
+
+
+@dataclass(frozen=True, slots=True)
+class RetireInputs:
+    """Everything the retire gates read, gathered beforehand.
+
+    ``self_path``: the worktree the command runs in (resolved). ``status`` and ``ignored`` are
+    ``None`` when the directory is gone. ``held_by``: one line describing an explicit hold, or
+    ``None``. ``contained_in``: for a detached HEAD, a ref that contains it (``None``: no ref);
+    ``containment_error``: why that could not be checked.
+    """
+
+    worktree: Worktree
+    self_path: Path | None
+    status: WorktreeStatus | None
+    ignored: IgnoredVerdict | None
+    held_by: str | None = None
+    contained_in: str | None = None
+    containment_error: str | None = None
+
+
+GateFn = Callable[[RetireInputs], Gate | None]
+
+
+def _present(i: RetireInputs) -> Gate:
+    wt = i.worktree
+    if wt.prunable or i.status is None:
+        why = wt.prunable_reason or "directory missing"
+        return Gate("present", False, f"prunable: {why}", Disposition.SKIP_PRUNABLE)
+    return Gate("present", True, "directory present", Disposition.SKIP_PRUNABLE)
+
+
+def _not_main(i: RetireInputs) -> Gate:
+    if i.worktree.is_main or i.worktree.bare:
+        return Gate("not_main", False, "the main worktree is never removed", Disposition.SKIP_SELF)
+    return Gate("not_main", True, "a linked worktree", Disposition.SKIP_SELF)
+
+
+def _not_self(i: RetireInputs) -> Gate:
+    here = i.self_path
+    mine = i.worktree.path.resolve() if i.worktree.path.exists() else i.worktree.path
+    if here is not None and (here == mine or here.is_relative_to(mine)):
+        return Gate("not_self", False, "this command runs inside it", Disposition.SKIP_SELF)
+    return Gate("not_self", True, "the command runs elsewhere", Disposition.SKIP_SELF)
+
+
+def _no_hold(i: RetireInputs) -> Gate:
+    if i.held_by is not None:
+        return Gate("no_hold", False, i.held_by, Disposition.HELD)
+    return Gate("no_hold", True, "no explicit hold", Disposition.HELD)
+
+
+def _unlocked(i: RetireInputs) -> Gate:
+    if i.worktree.locked:
+        why = f": {i.worktree.lock_reason}" if i.worktree.lock_reason else ""
+        return Gate("unlocked", False, f"locked{why}", Disposition.SKIP_LOCKED)
+    return Gate("unlocked", True, "not locked", Disposition.SKIP_LOCKED)
+
+
+def _sample(paths: Sequence[str], limit: int = 3) -> str:
+    shown = ", ".join(paths[:limit])
+    return shown + (f" and {len(paths) - limit} more" if len(paths) > limit else "")
+
+
+def _clean(i: RetireInputs) -> Gate | None:
+    st = i.status
+    if st is None:
+        return None
+    if st.dirty:
+        parts = []
+        if st.tracked:
+            parts.append(f"{len(st.tracked)} tracked change(s): {_sample(st.tracked)}")
+        if st.untracked:
+            parts.append(f"{len(st.untracked)} untracked file(s): {_sample(st.untracked)}")
+        return Gate("clean", False, "; ".join(parts), Disposition.SKIP_DIRTY)
+    return Gate("clean", True, "no tracked changes, no untracked files", Disposition.SKIP_DIRTY)
+
+
+def _no_nested(i: RetireInputs) -> Gate | None:
+    if i.status is None:
+        return None
+    if i.status.nested:
+        shown = _sample([f"{n.kind} {n.path}" for n in i.status.nested])
+        return Gate("no_nested", False, f"nested: {shown}", Disposition.SKIP_NESTED)
+    return Gate("no_nested", True, "no nested checkout", Disposition.SKIP_NESTED)
+
+
+def _ignored_ok(i: RetireInputs) -> Gate | None:
+    v = i.ignored
+    if v is None:
+        return None
+    if not v.ok:
+        shown = _sample([f"{b.path} ({b.reason})" for b in v.blocking])
+        return Gate("ignored_disposable", False, f"protected ignored: {shown}",
+                    Disposition.SKIP_PROTECTED_IGNORED)
+    detail = (f"{len(v.disposable)} ignored path(s), all disposable" if v.disposable
+              else "no ignored files")
+    return Gate("ignored_disposable", True, detail, Disposition.SKIP_PROTECTED_IGNORED)
+
+
+def _commit_kept(i: RetireInputs) -> Gate | None:
+    wt = i.worktree
+    if wt.bare:
+        return None
+    if wt.branch is not None:
+        name = wt.branch.removeprefix("refs/heads/")
+        return Gate("commit_kept", True, f"branch {name} keeps it",
+                    Disposition.SKIP_UNREFERENCED_COMMIT)
+    if wt.head is None:
+        return Gate("commit_kept", True, "no commit", Disposition.SKIP_UNREFERENCED_COMMIT)
+    if i.containment_error is not None:
+        return Gate("commit_kept", False, f"could not check ({i.containment_error})",
+                    Disposition.SKIP_UNREFERENCED_COMMIT)
+    if i.contained_in is None:
+        return Gate("commit_kept", False, f"detached HEAD {wt.head.short} is in no ref",
+                    Disposition.SKIP_UNREFERENCED_COMMIT)
+    return Gate("commit_kept", True, f"detached HEAD {wt.head.short} is in {i.contained_in}",
+                Disposition.SKIP_UNREFERENCED_COMMIT)
+
+
+#: The retire gates, in the order a disposition is chosen (first failing gate wins).
+RETIRE_GATES: tuple[GateFn, ...] = (
+    _present, _not_main, _not_self, _no_hold, _unlocked, _clean, _no_nested, _ignored_ok,
+    _commit_kept,
+)
+
+
+def triage_command(path: Path, head: Oid) -> str:
+    """``git -C <path> branch -r --contains <sha>``, shell-quoted (second document)."""
+    return shlex.join(["git", "-C", str(path), "branch", "-r", "--contains", str(head)])
+
+
+def evaluate(inputs: RetireInputs, gates: Sequence[GateFn] = RETIRE_GATES) -> WorktreeVerdict:
+    """Run ``gates`` over ``inputs``; the first failing gate gives the disposition.
+
+    A gate returning ``None`` does not apply (e.g. no status for a missing directory).
+    """
+    results = tuple(g for g in (fn(inputs) for fn in gates) if g is not None)
+    failed = [g for g in results if not g.passed]
+    disposition = failed[0].fails_as if failed else Disposition.REMOVABLE
+    reason = failed[0].detail if failed else disposition.reason
+    triage = None
+    if disposition is Disposition.SKIP_UNREFERENCED_COMMIT and inputs.worktree.head is not None:
+        triage = triage_command(inputs.worktree.path, inputs.worktree.head)
+    return WorktreeVerdict(inputs.worktree, disposition, reason, results, triage)
+
+
+#: The ref namespaces whose refs keep a commit (section 11's ``contained_elsewhere`` plus ours).
+KEEPING_REFS = ("refs/heads", "refs/remotes", "refs/tags", "refs/branchkeeper")
+
+
+def ref_containing(root: Path, oid: Oid) -> str | None:
+    """One ref (full name) under :data:`KEEPING_REFS` whose history contains ``oid``, or ``None``
+    (one ``for-each-ref --contains``). Raises :class:`GitError` when git fails."""
+    out = run_git(["for-each-ref", "--contains", str(oid), "--count=1", "--format=%(refname)",
+                   *KEEPING_REFS], cwd=root).text.strip()
+    return out or None
+
+
+def gather_retire_inputs(root: Path, wt: Worktree, *, worktrees: Sequence[Worktree],
+                         rules: IgnoredRules, self_path: Path | None, held_by: str | None,
+                         head_time: float | None = None) -> RetireInputs:
+    """Collect the retire gates' facts for ``wt``: one ``git status`` (directory present), one
+    ``for-each-ref --contains`` (detached HEAD). ``root``: where repository-wide git runs.
+    Raises :class:`GitError` when ``git status`` fails on a present directory."""
+    status: WorktreeStatus | None = None
+    ignored: IgnoredVerdict | None = None
+    if not wt.prunable and wt.path.is_dir():
+        status = worktree_status(wt.path, worktrees=worktrees, head_time=head_time)
+        ignored = classify_worktree_ignored(status, rules)
+    contained: str | None = None
+    error: str | None = None
+    if wt.branch is None and wt.head is not None and not wt.bare:
+        try:
+            contained = ref_containing(root, wt.head)
+        except GitError as exc:
+            error = str(exc).splitlines()[0]
+    return RetireInputs(wt, self_path, status, ignored, held_by, contained, error)
