@@ -7,14 +7,13 @@ returning an exit code. This module only parses and dispatches inside one error 
 
 from __future__ import annotations
 
-import argparse
-import importlib
 import os
 import sys
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
-from branchkeeper import __version__
-from branchkeeper.errors import BranchkeeperError, ExitCode
+if TYPE_CHECKING:
+    import argparse
 
 #: Command modules, in the order their help is listed.
 COMMANDS: tuple[str, ...] = (
@@ -36,6 +35,10 @@ COMMANDS: tuple[str, ...] = (
 
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser with every available command registered."""
+    import argparse
+    import importlib
+
+    from branchkeeper import __version__
     parser = argparse.ArgumentParser(
         prog="branchkeeper",
         description=(
@@ -68,6 +71,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         from branchkeeper.adapters.commands import hook
 
         return hook.main_fast(args_list[1:])
+    from branchkeeper.errors import BranchkeeperError, ExitCode
+
     parser = build_parser()
     args = parser.parse_args(args_list)
     if getattr(args, "func", None) is None:

@@ -1,0 +1,276 @@
+"""Per-session hook state under ``<common git dir>/branchkeeper/sessions/`` (issue 6, section 2).
+
+One JSON file per Claude Code session. Hooks run in parallel, so every change is a
+read-modify-write under an exclusive ``fcntl.flock`` on a sibling ``.lock`` file, and the new
+content replaces the old one atomically (write a temporary file, ``os.replace``). A corrupt or
+unreadable file is replaced by a fresh state (the caller logs it), never a crash.
+
+Fields (spec sections 6 and 13):
+
+- ``turn``: the main thread's turn counter, advanced at UserPromptSubmit;
+- ``touched``: thread (``agent_id``, ``""`` for the main thread) -> branches whose touch record
+  this session already wrote, so a touch costs one git config write per branch per session;
+- ``evacuations``: key -> list of evacuation records; the key is ``turn:<n>`` on the main thread
+  and ``agent:<agent_id>`` for a sub-agent (its lifetime is its turn);
+- ``stop_blocks``: thread key (``main`` or ``agent:<id>``) -> consecutive Stop blocks;
+- ``rate``: key -> unix time of the last noisy message (at most one per period).
+
+Files untouched for :data:`EXPIRY_S` are removed opportunistically, at most once an hour and
+at most :data:`EXPIRY_SCAN_LIMIT` directory entries per call.
+"""
+
+from __future__ import annotations
+
+import errno
+import fcntl
+import hashlib
+import json
+import os
+import re
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+SESSIONS_DIRNAME = "sessions"
+#: Session files untouched for longer than this (seconds) are removed.
+EXPIRY_S = 7 * 86400
+#: Directory entries looked at per expiry pass (bounded work per hook call).
+EXPIRY_SCAN_LIMIT = 200
+#: How long a writer waits for the lock, in seconds, before giving up (the hook fails open).
+LOCK_WAIT_S = 3.0
+_EXPIRY_MARK = ".expiry-mark"
+_SAFE = re.compile(r"[^A-Za-z0-9_-]")
+_VERSION = 1
+
+
+class SessionLockTimeout(OSError):
+    """Another hook held the session lock for longer than :data:`LOCK_WAIT_S`."""
+
+
+def state_filename(session_id: str) -> str:
+    """The file name for ``session_id``: a strictly filtered prefix plus a hash.
+
+    ``"../../x"`` -> ``"x-<16 hex>.json"``: only ``[A-Za-z0-9_-]`` survive, so no id can name a
+    path outside the sessions directory; the hash keeps distinct ids distinct.
+    """
+    digest = hashlib.sha256(session_id.encode("utf-8", "surrogatepass")).hexdigest()[:16]
+    prefix = _SAFE.sub("", session_id)[:48]
+    return f"{prefix}-{digest}.json" if prefix else f"{digest}.json"
+
+
+@dataclass
+class SessionState:
+    """The mutable state of one session (see the module docstring for the fields)."""
+
+    session_id: str
+    turn: int = 0
+    touched: dict[str, list[str]] = field(default_factory=dict)
+    evacuations: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
+    stop_blocks: dict[str, int] = field(default_factory=dict)
+    rate: dict[str, float] = field(default_factory=dict)
+
+    # -- turn and keys ----------------------------------------------------------------------
+    def advance_turn(self) -> int:
+        """Start the main thread's next turn; drop the previous turns' evacuation records."""
+        self.turn += 1
+        current = f"turn:{self.turn}"
+        for key in [k for k in self.evacuations if k.startswith("turn:") and k != current]:
+            del self.evacuations[key]
+        return self.turn
+
+    def turn_key(self, agent_id: str) -> str:
+        """``turn:<n>`` for the main thread, ``agent:<id>`` for a sub-agent."""
+        return f"agent:{agent_id}" if agent_id else f"turn:{self.turn}"
+
+    @staticmethod
+    def thread_key(agent_id: str) -> str:
+        """``main`` or ``agent:<id>``: the key of per-thread counters."""
+        return f"agent:{agent_id}" if agent_id else "main"
+
+    # -- touches ------------------------------------------------------------------------------
+    def is_touched(self, agent_id: str, branch: str) -> bool:
+        """Whether this session already recorded ``branch`` as touched by ``agent_id``."""
+        return branch in self.touched.get(agent_id, [])
+
+    def mark_touched(self, agent_id: str, branch: str) -> bool:
+        """Remember the touch; True when it is new (the caller then writes the record)."""
+        seen = self.touched.setdefault(agent_id, [])
+        if branch in seen:
+            return False
+        seen.append(branch)
+        return True
+
+    # -- evacuations --------------------------------------------------------------------------
+    def add_evacuation(self, agent_id: str, record: dict[str, Any]) -> None:
+        """Record an evacuation (worktree, branch, target path) for the current turn."""
+        self.evacuations.setdefault(self.turn_key(agent_id), []).append(record)
+
+    def current_evacuations(self, agent_id: str) -> list[dict[str, Any]]:
+        """The evacuation records of the thread's current turn (a copy)."""
+        return list(self.evacuations.get(self.turn_key(agent_id), []))
+
+    # -- stop blocks and rate limits ----------------------------------------------------------
+    def bump_stop_blocks(self, agent_id: str) -> int:
+        """Count one more blocked stop of the thread; return the new count."""
+        key = self.thread_key(agent_id)
+        self.stop_blocks[key] = self.stop_blocks.get(key, 0) + 1
+        return self.stop_blocks[key]
+
+    def reset_stop_blocks(self, agent_id: str) -> None:
+        """The thread stopped cleanly: its next refusal starts counting from zero."""
+        self.stop_blocks.pop(self.thread_key(agent_id), None)
+
+    def rate_ok(self, key: str, *, now: float, period_s: float = 3600.0) -> bool:
+        """True (and remembered) when ``key`` was not used in the last ``period_s`` seconds."""
+        last = self.rate.get(key)
+        if last is not None and 0 <= now - last < period_s:
+            return False
+        self.rate[key] = now
+        return True
+
+    # -- serialisation ------------------------------------------------------------------------
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "version": _VERSION,
+            "session_id": self.session_id,
+            "turn": self.turn,
+            "touched": self.touched,
+            "evacuations": self.evacuations,
+            "stop_blocks": self.stop_blocks,
+            "rate": self.rate,
+        }
+
+    @classmethod
+    def from_json(cls, data: Any, session_id: str) -> SessionState:
+        """Validate a decoded file; raises ValueError on any shape problem (corrupt file)."""
+        if not isinstance(data, dict) or data.get("version") != _VERSION:
+            raise ValueError("not a version-1 session state object")
+        if data.get("session_id") != session_id:
+            raise ValueError("session state belongs to another session id")
+        turn = data.get("turn")
+        if not isinstance(turn, int) or isinstance(turn, bool) or turn < 0:
+            raise ValueError("bad turn counter")
+        touched = data.get("touched")
+        if not isinstance(touched, dict) or not all(
+            isinstance(v, list) and all(isinstance(b, str) for b in v) for v in touched.values()
+        ):
+            raise ValueError("bad touched map")
+        evac = data.get("evacuations")
+        if not isinstance(evac, dict) or not all(
+            isinstance(v, list) and all(isinstance(r, dict) for r in v) for v in evac.values()
+        ):
+            raise ValueError("bad evacuations map")
+        blocks = data.get("stop_blocks")
+        if not isinstance(blocks, dict) or not all(
+            isinstance(v, int) and not isinstance(v, bool) for v in blocks.values()
+        ):
+            raise ValueError("bad stop_blocks map")
+        rate = data.get("rate")
+        if not isinstance(rate, dict) or not all(
+            isinstance(v, int | float) and not isinstance(v, bool) for v in rate.values()
+        ):
+            raise ValueError("bad rate map")
+        return cls(session_id, turn, touched, evac, blocks, {k: float(v) for k, v in rate.items()})
+
+
+class SessionStore:
+    """The state file of one session in one repository.
+
+    ``common_dir`` is the repository's common git dir; ``on_corrupt`` (optional) is called with a
+    one-line message when a corrupt file is replaced by a fresh state.
+    """
+
+    def __init__(self, common_dir: Path, session_id: str) -> None:
+        self.session_id = session_id
+        self.directory = common_dir / "branchkeeper" / SESSIONS_DIRNAME
+        self.path = self.directory / state_filename(session_id)
+        self.lock_path = self.path.with_suffix(".lock")
+        self.problems: list[str] = []
+
+    def _load(self) -> SessionState:
+        try:
+            raw = self.path.read_bytes()
+        except FileNotFoundError:
+            return SessionState(self.session_id)
+        try:
+            return SessionState.from_json(json.loads(raw.decode("utf-8")), self.session_id)
+        except (ValueError, UnicodeDecodeError, RecursionError) as exc:
+            self.problems.append(f"corrupt session state {self.path.name} replaced ({exc})")
+            return SessionState(self.session_id)
+
+    def read(self) -> SessionState:
+        """The current state, without the lock (a consistent snapshot: writes are atomic)."""
+        return self._load()
+
+    @contextmanager
+    def update(self) -> Iterator[SessionState]:
+        """Lock, load, yield the state for changes, write it back atomically, unlock.
+
+        Raises :class:`SessionLockTimeout` when the lock stays busy for :data:`LOCK_WAIT_S`, and
+        OSError when the directory cannot be written. Nothing is written if the block raises.
+        """
+        self.directory.mkdir(mode=0o700, parents=True, exist_ok=True)
+        fd = os.open(self.lock_path, os.O_RDWR | os.O_CREAT, 0o600)
+        try:
+            deadline = time.monotonic() + LOCK_WAIT_S
+            while True:
+                try:
+                    fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                    break
+                except OSError as exc:
+                    if exc.errno not in (errno.EWOULDBLOCK, errno.EAGAIN):
+                        raise
+                    if time.monotonic() >= deadline:
+                        raise SessionLockTimeout(
+                            f"session state {self.path.name} stayed locked") from None
+                    time.sleep(0.005)
+            # Keep the lock file's age that of its last use, so expiry never removes a lock
+            # file a live session still uses.
+            os.utime(fd)
+            state = self._load()
+            yield state
+            self._write(state)
+        finally:
+            os.close(fd)  # closing releases the flock
+        self._expire()
+
+    def _write(self, state: SessionState) -> None:
+        tmp = self.path.with_name(f".{self.path.name}.{os.getpid()}.tmp")
+        data = json.dumps(state.to_json(), ensure_ascii=True, separators=(",", ":"))
+        with open(tmp, "w", encoding="ascii") as handle:
+            handle.write(data)
+        os.replace(tmp, self.path)
+
+    def _expire(self, *, now: float | None = None) -> int:
+        """Remove session files untouched for :data:`EXPIRY_S`; return how many were removed."""
+        now = time.time() if now is None else now
+        mark = self.directory / _EXPIRY_MARK
+        try:
+            if now - mark.stat().st_mtime < 3600:
+                return 0
+        except FileNotFoundError:
+            pass
+        try:
+            mark.touch()
+        except OSError:
+            return 0
+        removed = 0
+        try:
+            with os.scandir(self.directory) as entries:
+                for count, entry in enumerate(entries):
+                    if count >= EXPIRY_SCAN_LIMIT:
+                        break
+                    if not entry.name.endswith((".json", ".lock", ".tmp")):
+                        continue
+                    try:
+                        if now - entry.stat(follow_symlinks=False).st_mtime > EXPIRY_S:
+                            os.unlink(entry.path)
+                            removed += 1
+                    except OSError:
+                        continue
+        except OSError:
+            return removed
+        return removed

@@ -1,0 +1,161 @@
+"""WorktreeCreate and WorktreeRemove (spec sections 3 and 8).
+
+A WorktreeCreate hook REPLACES Claude Code's own worktree creation: we create the worktree in
+Claude Code's layout (``<repository root>/.claude/worktrees/<name>`` on a new branch
+``worktree-<name>`` from HEAD), write the creator record (route ``worktree_create``, empty
+agent) and print the absolute path as the last stdout line. Any non-zero exit aborts the
+creation. The same name again is idempotent: an existing worktree at that path is printed
+without being counted or judged.
+
+WorktreeRemove has no decision output: we map the path to its branch, remove the worktree
+without ``--force`` (with it only when the plug-in's force-removal proof passes), never delete a
+directory by hand, and delete the branch only through the plug-in's ``delete_if_proven`` when
+its creator route is ``worktree_create``.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from branchkeeper.adapters.claude import records, wire
+from branchkeeper.adapters.claude.wire import HookEvent, HookResponse
+from branchkeeper.git.repo import Worktree, list_worktrees, repo_facts
+from branchkeeper.git.run import run_git
+
+#: A worktree name: one safe path component, and ``worktree-<name>`` a valid branch name.
+_NAME = re.compile(r"\A[A-Za-z0-9_][A-Za-z0-9._-]{0,99}\Z")
+WORKTREES_DIR = Path(".claude") / "worktrees"
+EXCLUDE_LINE = "/.claude/worktrees/"
+
+Plugin = Callable[[str], Callable[..., Any] | None]
+Log = Callable[[str], None]
+
+
+def valid_name(name: str) -> bool:
+    """Whether ``name`` may be used for ``.claude/worktrees/<name>`` and ``worktree-<name>``."""
+    return bool(_NAME.match(name)) and ".." not in name and not name.endswith((".", ".lock"))
+
+
+def _project_dir(event: HookEvent) -> Path:
+    project = os.environ.get("CLAUDE_PROJECT_DIR", "")
+    return Path(project) if project.startswith("/") else event.cwd
+
+
+def _same_path(a: Path, b: Path) -> bool:
+    try:
+        return a.resolve() == b.resolve()
+    except OSError:
+        return False
+
+
+def _exclude(common_dir: Path) -> None:
+    """Add ``/.claude/worktrees/`` to ``info/exclude`` so a worktree inside the main checkout
+    never shows there as untracked content (which would read as a dirty checkout)."""
+    path = common_dir / "info" / "exclude"
+    try:
+        text = path.read_text(encoding="utf-8") if path.exists() else ""
+        if EXCLUDE_LINE in text.splitlines():
+            return
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with open(path, "a", encoding="utf-8") as handle:
+            handle.write(("" if not text or text.endswith("\n") else "\n") + EXCLUDE_LINE + "\n")
+    except OSError:
+        pass
+
+
+def create_worktree(event: HookEvent, *, plugin: Plugin, log: Log) -> HookResponse:
+    """Handle WorktreeCreate; see the module docstring.
+
+    Returns the path response (exit 0), a refusal (exit 2, reason on stderr) when the plug-in's
+    ``creation_verdict`` denies, or an error response (exit 1) for an unusable name or a path
+    that exists and is not a worktree. Git failures raise (the hook exits 1).
+    """
+    name = event.name
+    if not valid_name(name):
+        return HookResponse(exit_code=1, stderr=(
+            f"branchkeeper: refusing worktree name {name[:200]!r}: use letters, digits, '.', "
+            "'_' and '-' only"))
+    facts = repo_facts(_project_dir(event))
+    if facts.toplevel is None:
+        return HookResponse(exit_code=1, stderr="branchkeeper: WorktreeCreate needs a work tree")
+    top = facts.toplevel
+    path = top / WORKTREES_DIR / name
+    branch = f"worktree-{name}"
+    for worktree in list_worktrees(facts):
+        if _same_path(worktree.path, path):
+            return wire.worktree_created(path)  # the idempotent re-fire: never counted
+    if os.path.lexists(path):
+        return HookResponse(exit_code=1, stderr=(
+            f"branchkeeper: {path} exists and is not a worktree of this repository; "
+            "not touching it"))
+    note = ""
+    decide = plugin("creation_verdict")
+    if decide is not None:
+        verdict = decide(branch, cwd=top)
+        kind = str(getattr(getattr(verdict, "verdict", ""), "value",
+                           getattr(verdict, "verdict", ""))).lower() if verdict else ""
+        reason = str(getattr(verdict, "reason", "") or "") if verdict else ""
+        if kind == "deny":
+            return wire.worktree_refused(reason or f"branchkeeper: creating {branch} was refused")
+        if kind == "warn" and reason:
+            note = reason
+    created = not records.branch_exists(top, branch)
+    if created:
+        run_git(["worktree", "add", "-q", "-b", branch, str(path), "HEAD"], cwd=top)
+    else:
+        # Left over from an earlier worktree: check it out again, nothing new is created.
+        run_git(["worktree", "add", "-q", str(path), branch], cwd=top)
+    _exclude(facts.common_dir)
+    if created:
+        try:
+            records.write_creator(top, branch, session_id=event.session_id, agent_id="",
+                                  route=records.ROUTE_WORKTREE_CREATE)
+        except Exception as exc:  # the worktree exists; a missing record must not abort it
+            log(f"creator record for {branch} not written: {exc}")
+    return wire.worktree_created(path, note)
+
+
+def _short(ref: str | None) -> str | None:
+    if ref and ref.startswith("refs/heads/"):
+        return ref[len("refs/heads/"):]
+    return None
+
+
+def remove_worktree(event: HookEvent, *, plugin: Plugin, log: Log) -> HookResponse:
+    """Handle WorktreeRemove; see the module docstring. Always exits 0; a refusal by git is
+    reported on stderr and in the log, and the worktree is kept."""
+    target = Path(event.worktree_path)
+    base = target if target.is_dir() else _project_dir(event)
+    facts = repo_facts(base)
+    worktrees = list_worktrees(facts)
+    match: Worktree | None = next((w for w in worktrees if _same_path(w.path, target)), None)
+    if match is None or match.is_main:
+        log(f"{target} is not a linked worktree of this repository; nothing removed")
+        return wire.quiet()
+    main = worktrees[0]
+    where = facts.common_dir if main.bare else main.path
+    safe = plugin("force_removal_safe")
+    force = bool(safe(match.path, cwd=where)) if safe is not None else False
+    args = ["worktree", "remove", *(["--force"] if force else []), str(match.path)]
+    result = run_git(args, cwd=where, check=False, timeout=60)
+    if result.returncode != 0:
+        detail = result.stderr.decode("utf-8", "replace").strip().splitlines()
+        message = (f"branchkeeper: kept worktree {match.path}: git refused to remove it "
+                   f"({detail[-1] if detail else 'exit ' + str(result.returncode)})")
+        log(message)
+        return HookResponse(stderr=message)
+    branch = _short(match.branch)
+    if branch is None:
+        return wire.quiet()
+    record = records.read_records(where).get(branch)
+    if record is None or record.route != records.ROUTE_WORKTREE_CREATE:
+        return wire.quiet()
+    delete = plugin("delete_if_proven")
+    if delete is None:
+        return wire.quiet()
+    note = delete(branch, cwd=where)
+    return HookResponse(stderr=str(note)) if note else wire.quiet()

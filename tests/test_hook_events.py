@@ -1,0 +1,263 @@
+"""End to end: the real ``branchkeeper hook EVENT`` process against real repositories."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import pytest
+
+from branchkeeper.adapters.claude.session import state_filename
+from tests.gitrepo import GitRepo
+from tests.hookutil import run_hook
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> GitRepo:
+    repo = GitRepo.init(tmp_path / "repo")
+    repo.commit("initial", files={"README.md": "hi\n"})
+    return repo
+
+
+def _state(repo: GitRepo, session: str) -> dict[str, object]:
+    path = repo.path / ".git" / "branchkeeper" / "sessions" / state_filename(session)
+    data: dict[str, object] = json.loads(path.read_text())
+    return data
+
+
+def _records(repo: GitRepo) -> str:
+    return repo.git("config", "--get-regexp", r"^branch\..*\.branchkeeper", check=False)
+
+
+BAD_INPUTS = [
+    (b"not json", "malformed hook input: input is not valid JSON"),
+    (b'["a"]', "malformed hook input: input must be a JSON object, not list"),
+    (b'{"session_id": 1, "cwd": "/"}', "malformed hook input: field 'session_id' must be"),
+    (b'{"session_id": "s", "cwd": "/", "tool_name": "Bash", "tool_input": []}',
+     "malformed hook input: field 'tool_input' must be a JSON object"),
+    (b'{"session_id": "s\xff\xfe", "cwd": "\xff"}', "malformed hook input: field 'cwd' must"),
+    (b"{" * 100_000, "malformed hook input: input"),
+    (b" " * (4 * 1024 * 1024 + 10), "malformed hook input: input larger than 4194304 bytes"),
+]
+
+
+@pytest.mark.parametrize(("raw", "message"), BAD_INPUTS)
+def test_bad_input_fails_open(raw: bytes, message: str) -> None:
+    result = run_hook("PreToolUse", None, raw=raw)
+    assert (result.returncode, result.stdout) == (0, b"")
+    assert result.stderr.decode().startswith(f"branchkeeper hook PreToolUse: ignored: {message}")
+    assert result.stderr.count(b"\n") == 1 and b"Traceback" not in result.stderr
+
+
+def test_unknown_event_fails_open() -> None:
+    result = run_hook("Bogus", {"session_id": "s", "cwd": "/"})
+    assert (result.returncode, result.stdout, result.stderr) == (
+        0, b"", b"branchkeeper hook Bogus: ignored: unknown hook event 'Bogus'\n")
+
+
+def test_internal_error_fails_open_and_is_logged(repo: GitRepo, tmp_path: Path) -> None:
+    plugin = tmp_path / "plug"
+    plugin.mkdir()
+    (plugin / "bad_plugin.py").write_text("def bash_verdict(event):\n    raise KeyError('x')\n")
+    env = {"BRANCHKEEPER_HOOK_PLUGIN": "bad_plugin", "PYTHONPATH": str(plugin)}
+    payload = {"session_id": "s", "cwd": str(repo.path), "tool_name": "Bash",
+               "tool_input": {"command": "git status"}}
+    result = run_hook("PreToolUse", payload, env=env)
+    assert (result.returncode, result.stdout) == (0, b"")
+    assert result.stderr.decode().startswith(
+        "branchkeeper hook PreToolUse: ignored: internal error: KeyError: 'x' at bad_plugin.py:2")
+    log = (repo.path / ".git" / "branchkeeper" / "hook.log").read_text().splitlines()
+    assert json.loads(log[-1])["message"] == "internal error: KeyError: 'x' at bad_plugin.py:2"
+
+
+def test_plugin_verdicts_map_to_the_wire(repo: GitRepo, tmp_path: Path) -> None:
+    plugin = tmp_path / "plug"
+    plugin.mkdir()
+    (plugin / "fake_plugin.py").write_text(
+        "from types import SimpleNamespace as V\n"
+        "def bash_verdict(event):\n"
+        "    c = event.command\n"
+        "    if 'deny' in c: return V(verdict='deny', reason='over the cap')\n"
+        "    if 'warn' in c: return V(verdict='warn', reason='same stem as x')\n"
+        "    return V(verdict='allow', reason='')\n"
+        "def creation_verdict(name, *, cwd):\n"
+        "    return V(verdict='deny', reason=f'cap reached for {name}')\n")
+    env = {"BRANCHKEEPER_HOOK_PLUGIN": "fake_plugin", "PYTHONPATH": str(plugin)}
+
+    def pre(tool: str, tool_input: dict[str, object]) -> subprocess.CompletedProcess[bytes]:
+        return run_hook("PreToolUse", {"session_id": "s", "cwd": str(repo.path),
+                                       "tool_name": tool, "tool_input": tool_input}, env=env)
+
+    assert pre("Bash", {"command": "git switch -c deny"}).stdout == (
+        b'{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"deny",'
+        b'"permissionDecisionReason":"over the cap"}}')
+    assert pre("Bash", {"command": "git switch -c warn"}).stdout == (
+        b'{"hookSpecificOutput":{"hookEventName":"PreToolUse",'
+        b'"additionalContext":"same stem as x"}}')
+    assert pre("Bash", {"command": "ls"}).stdout == b""
+    assert pre("Agent", {"prompt": "p", "isolation": "worktree"}).stdout == (
+        b'{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"deny",'
+        b'"permissionDecisionReason":"cap reached for None"}}')
+    assert pre("Agent", {"prompt": "p"}).stdout == b""
+    create = run_hook("WorktreeCreate", {"session_id": "s", "cwd": str(repo.path), "name": "n"},
+                      env=env)
+    assert (create.returncode, create.stdout, create.stderr) == (
+        2, b"", b"cap reached for worktree-n\n")
+    assert not (repo.path / ".claude").exists()
+
+
+def test_no_plugin_means_quiet(repo: GitRepo) -> None:
+    for event, extra in [("PreToolUse", {"tool_name": "Bash", "tool_input": {"command": "ls"}}),
+                         ("SessionStart", {"source": "startup"}),
+                         ("Stop", {"stop_hook_active": False}),
+                         ("SubagentStop", {"agent_id": "a", "stop_hook_active": False})]:
+        result = run_hook(event, {"session_id": "s", "cwd": str(repo.path), **extra})
+        assert (result.returncode, result.stdout, result.stderr) == (0, b"", b"")
+
+
+def test_user_prompt_submit_counts_turns(repo: GitRepo) -> None:
+    payload = {"session_id": "sess-1", "cwd": str(repo.path), "prompt": "hi"}
+    for _ in range(2):
+        result = run_hook("UserPromptSubmit", payload)
+        assert (result.returncode, result.stdout, result.stderr) == (0, b"", b"")
+    assert _state(repo, "sess-1")["turn"] == 2
+
+
+def test_parallel_writers_keep_state_exact(repo: GitRepo) -> None:
+    payload = {"session_id": "par", "cwd": str(repo.path), "prompt": "hi"}
+    with ThreadPoolExecutor(max_workers=10) as pool:
+        results = list(pool.map(lambda _: run_hook("UserPromptSubmit", payload), range(10)))
+    assert [(r.returncode, r.stdout, r.stderr) for r in results] == [(0, b"", b"")] * 10
+    assert _state(repo, "par")["turn"] == 10
+
+
+def test_corrupt_state_is_replaced(repo: GitRepo) -> None:
+    path = repo.path / ".git" / "branchkeeper" / "sessions" / state_filename("c")
+    path.parent.mkdir(parents=True)
+    path.write_text("{broken")
+    result = run_hook("UserPromptSubmit", {"session_id": "c", "cwd": str(repo.path)})
+    assert (result.returncode, result.stdout) == (0, b"")
+    assert _state(repo, "c")["turn"] == 1
+    assert "corrupt session state" in (repo.path / ".git/branchkeeper/hook.log").read_text()
+
+
+def test_hostile_session_id_stays_in_sessions_dir(repo: GitRepo) -> None:
+    result = run_hook("UserPromptSubmit", {"session_id": "../../../../evil", "cwd": str(repo.path)})
+    assert result.returncode == 0
+    files = sorted(p.name for p in (repo.path / ".git/branchkeeper/sessions").iterdir())
+    assert files == [".expiry-mark", state_filename("../../../../evil"),
+                     state_filename("../../../../evil")[:-5] + ".lock"]
+    assert files[1].startswith("evil-")
+
+
+def test_touch_records_once_per_branch_per_session(repo: GitRepo) -> None:
+    repo.git("switch", "-q", "-c", "feature.v2/ü")
+    bash = {"session_id": "s1", "cwd": str(repo.path), "tool_name": "Bash",
+            "tool_input": {"command": "git commit -q --allow-empty -m x"},
+            "tool_response": {"stdout": "", "stderr": "", "interrupted": False}}
+    write = {"session_id": "s1", "cwd": str(repo.path), "tool_name": "Write",
+             "tool_input": {"file_path": str(repo.path / "new" / "f.txt"), "content": "x"}}
+    for payload in (bash, bash, write):
+        result = run_hook("PostToolUse", payload)
+        assert (result.returncode, result.stdout, result.stderr) == (0, b"", b"")
+    sub = {**write, "agent_id": "a7"}
+    assert run_hook("PostToolUse", sub).returncode == 0
+    assert _records(repo) == (
+        "branch.feature.v2/ü.branchkeepertouchedby s1:\n"
+        "branch.feature.v2/ü.branchkeepertouchedby s1:a7")
+    assert _state(repo, "s1")["touched"] == {"": ["feature.v2/ü"], "a7": ["feature.v2/ü"]}
+    # not a touch: a read-only git command, and a failed one
+    repo.git("switch", "-q", "main")
+    for command, response in [("git status", {}), ("git commit -m x", {"interrupted": True})]:
+        payload = {**bash, "tool_input": {"command": command}, "tool_response": response}
+        assert run_hook("PostToolUse", payload).returncode == 0
+    assert "branch.main" not in _records(repo)
+
+
+def test_creator_record_after_bash_creation(repo: GitRepo) -> None:
+    repo.git("branch", "made-here")
+    payload = {"session_id": "s2", "agent_id": "ag", "cwd": str(repo.path), "tool_name": "Bash",
+               "tool_input": {"command": "git branch made-here && git branch -D gone; "
+                                         "git switch -c never-made"}}
+    result = run_hook("PostToolUse", payload)
+    assert (result.returncode, result.stdout, result.stderr) == (0, b"", b"")
+    lines = _records(repo).splitlines()
+    assert lines[0] == "branch.made-here.branchkeepercreator s2:ag"
+    assert lines[1].startswith("branch.made-here.branchkeepercreated ")
+    # switch is a touch subcommand: the checkout's branch afterwards (main) is touched
+    assert lines[2:] == ["branch.made-here.branchkeeperroute bash",
+                         "branch.main.branchkeepertouchedby s2:ag"]
+
+
+def test_worktree_create_and_remove(repo: GitRepo) -> None:
+    payload = {"session_id": "s3", "cwd": str(repo.path), "name": "feat-1"}
+    path = repo.path / ".claude" / "worktrees" / "feat-1"
+    first = run_hook("WorktreeCreate", payload)
+    assert (first.returncode, first.stdout, first.stderr) == (0, f"{path}\n".encode(), b"")
+    assert repo.git("-C", str(path), "symbolic-ref", "HEAD") == "refs/heads/worktree-feat-1"
+    assert repo.rev("worktree-feat-1") == repo.rev("main")
+    again = run_hook("WorktreeCreate", payload)
+    assert (again.returncode, again.stdout, again.stderr) == (0, f"{path}\n".encode(), b"")
+    lines = _records(repo).splitlines()
+    assert lines[0] == "branch.worktree-feat-1.branchkeepercreator s3:"
+    assert lines[2] == "branch.worktree-feat-1.branchkeeperroute worktree_create"
+    assert repo.git("status", "--porcelain") == ""  # .claude/worktrees/ is excluded
+
+    (path / "dirty.txt").write_text("work\n")
+    remove = {"session_id": "s3", "cwd": str(repo.path), "worktree_path": str(path)}
+    refused = run_hook("WorktreeRemove", remove)
+    assert (refused.returncode, refused.stdout) == (0, b"")
+    assert refused.stderr.decode().startswith(f"branchkeeper: kept worktree {path}: git refused")
+    assert (path / "dirty.txt").read_text() == "work\n"
+
+    (path / "dirty.txt").unlink()
+    removed = run_hook("WorktreeRemove", remove)
+    assert (removed.returncode, removed.stdout, removed.stderr) == (0, b"", b"")
+    assert not path.exists()
+    assert repo.has_ref("refs/heads/worktree-feat-1")
+
+
+@pytest.mark.parametrize("name", ["../escape", "-x", "a/b", "", "x.lock", "a..b"])
+def test_worktree_create_refuses_bad_names(repo: GitRepo, name: str) -> None:
+    result = run_hook("WorktreeCreate", {"session_id": "s", "cwd": str(repo.path), "name": name})
+    assert result.returncode != 0 and result.stdout == b""
+    assert not (repo.path / ".claude").exists()
+
+
+def test_worktree_create_outside_a_repository_aborts(tmp_path: Path) -> None:
+    result = run_hook("WorktreeCreate", {"session_id": "s", "cwd": str(tmp_path), "name": "x"})
+    assert (result.returncode, result.stdout) == (1, b"")
+    assert result.stderr.startswith(b"branchkeeper: WorktreeCreate failed, the worktree was not "
+                                    b"created: internal error: NotARepositoryError")
+
+
+def test_stop_gives_way_after_three_blocks(repo: GitRepo, tmp_path: Path) -> None:
+    plugin = tmp_path / "plug"
+    plugin.mkdir()
+    (plugin / "stop_plugin.py").write_text(
+        "from types import SimpleNamespace as V\n"
+        "def stop_verdict(event):\n"
+        "    return V(verdict='deny', reason='commit dirty.txt on x')\n"
+        "def abandoned_at_stop(event, verdict):\n"
+        "    open(event.cwd / 'abandoned', 'a').write(event.thread + '\\n')\n")
+    env = {"BRANCHKEEPER_HOOK_PLUGIN": "stop_plugin", "PYTHONPATH": str(plugin)}
+    payload = {"session_id": "s4", "cwd": str(repo.path), "stop_hook_active": False}
+    outs = [run_hook("Stop", payload, env=env).stdout for _ in range(4)]
+    block = b'{"decision":"block","reason":"commit dirty.txt on x"}'
+    assert outs == [block, block, block, b""]
+    assert (repo.path / "abandoned").read_text() == "s4:\n"
+    sub = run_hook("SubagentStop", {**payload, "agent_id": "a1"}, env=env)
+    assert sub.stdout == block
+    assert _state(repo, "s4")["stop_blocks"] == {"agent:a1": 1}
+
+
+def test_help_lists_hook() -> None:
+    out = subprocess.run([sys.executable, "-m", "branchkeeper", "--help"], capture_output=True,
+                         text=True, check=True).stdout
+    assert "hook" in out and "install" in out and "uninstall" in out
+    sub = subprocess.run([sys.executable, "-m", "branchkeeper", "hook", "--help"],
+                         capture_output=True, text=True, check=True).stdout
+    assert sub.startswith("usage: branchkeeper hook [-h]")

@@ -1,0 +1,120 @@
+"""``branchkeeper install`` / ``uninstall``: merge into Claude Code settings, remove only ours."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from branchkeeper.adapters.claude.install import HOOK_SPECS, desired_groups, is_ours
+from tests.gitrepo import GitRepo
+
+ROOT = Path(__file__).resolve().parents[1]
+FOREIGN = {
+    "permissions": {"allow": ["Bash(ls)"]},
+    "hooks": {
+        "PreToolUse": [{"matcher": "Bash", "hooks": [{"type": "command",
+                                                      "command": "./lint.sh", "timeout": 5}]}],
+        "Notification": [{"hooks": [{"type": "command", "command": "notify-send hi"}]}],
+    },
+}
+
+
+def bk(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "branchkeeper", *args], cwd=cwd,
+                          capture_output=True, text=True)
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> GitRepo:
+    repo = GitRepo.init(tmp_path / "repo")
+    repo.commit("initial")
+    return repo
+
+
+def test_install_fresh_then_idempotent_then_uninstall(repo: GitRepo) -> None:
+    settings = repo.path / ".claude" / "settings.json"
+    first = bk("install", cwd=repo.path)
+    expected_lines = [
+        f"+ {event}{f' [{matcher}]' if matcher else ''}: branchkeeper hook {event} "
+        f"(timeout {timeout} s)" for event, matcher, timeout in HOOK_SPECS
+    ]
+    assert (first.returncode, first.stdout, first.stderr) == (
+        0, "\n".join([*expected_lines, f"wrote {settings}"]) + "\n", "")
+    assert json.loads(settings.read_text()) == {
+        "hooks": {event: [group] for event, group in desired_groups("branchkeeper").items()}}
+    before = settings.read_bytes()
+    second = bk("install", cwd=repo.path)
+    assert second.stdout == f"{settings}: already installed; nothing changed\n"
+    assert settings.read_bytes() == before
+    removed = bk("uninstall", cwd=repo.path)
+    assert removed.returncode == 0
+    assert removed.stdout.splitlines()[0] == (
+        "- PreToolUse [Bash|Agent|Task]: branchkeeper hook PreToolUse (timeout 10 s)")
+    assert json.loads(settings.read_text()) == {}
+
+
+def test_foreign_settings_survive_a_round_trip(repo: GitRepo) -> None:
+    settings = repo.path / ".claude" / "settings.local.json"
+    settings.parent.mkdir()
+    settings.write_text(json.dumps(FOREIGN))
+    assert bk("install", "--scope", "local", cwd=repo.path).returncode == 0
+    merged = json.loads(settings.read_text())
+    assert merged["permissions"] == FOREIGN["permissions"]
+    assert merged["hooks"]["PreToolUse"][0] == FOREIGN["hooks"]["PreToolUse"][0]
+    assert merged["hooks"]["PreToolUse"][1] == desired_groups("branchkeeper")["PreToolUse"]
+    assert merged["hooks"]["Notification"] == FOREIGN["hooks"]["Notification"]
+    assert bk("uninstall", "--scope", "local", cwd=repo.path).returncode == 0
+    assert json.loads(settings.read_text()) == FOREIGN
+
+
+def test_dry_run_writes_nothing(repo: GitRepo) -> None:
+    result = bk("install", "--dry-run", cwd=repo.path)
+    settings = repo.path / ".claude" / "settings.json"
+    assert result.stdout.endswith(f"dry run: {settings} was not written\n")
+    assert not settings.exists()
+
+
+def test_broken_file_is_an_error_and_kept(repo: GitRepo) -> None:
+    settings = repo.path / ".claude" / "settings.json"
+    settings.parent.mkdir()
+    settings.write_text("{ not json")
+    for command in ("install", "uninstall"):
+        result = bk(command, cwd=repo.path)
+        assert result.returncode == 4 and result.stdout == ""
+        assert result.stderr.startswith(f"branchkeeper: error: {settings}: not valid JSON")
+        assert settings.read_text() == "{ not json"
+
+
+def test_user_scope_and_changed_command_replaces_ours(repo: GitRepo) -> None:
+    home = Path.home()
+    assert bk("install", "--scope", "user", cwd=repo.path).returncode == 0
+    result = bk("install", "--scope", "user", "--command", "absolute", cwd=repo.path)
+    assert result.stdout.startswith("~ PreToolUse [Bash|Agent|Task]: ")
+    data = json.loads((home / ".claude" / "settings.json").read_text())
+    assert len(data["hooks"]["PreToolUse"]) == 1
+    command = data["hooks"]["PreToolUse"][0]["hooks"][0]["command"]
+    assert command.startswith("/") and is_ours(command, "PreToolUse")
+
+
+@pytest.mark.parametrize(("command", "ours"), [
+    ("branchkeeper hook Stop", True),
+    ("/opt/venv/bin/branchkeeper hook Stop", True),
+    ("/usr/bin/python3 -m branchkeeper hook Stop", True),
+    ("branchkeeper hook PreToolUse", False),
+    ("./lint.sh hook Stop", False),
+    ("echo branchkeeper hook Stop", False),
+    ("'unbalanced", False),
+])
+def test_is_ours(command: str, ours: bool) -> None:
+    assert is_ours(command, "Stop") is ours
+
+
+def test_plugin_layout_matches_install() -> None:
+    plugin = json.loads((ROOT / ".claude-plugin" / "plugin.json").read_text())
+    assert plugin["name"] == "branchkeeper"
+    hooks = json.loads((ROOT / "hooks" / "hooks.json").read_text())["hooks"]
+    assert hooks == {event: [group] for event, group in desired_groups("branchkeeper").items()}
