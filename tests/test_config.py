@@ -63,7 +63,7 @@ DEFAULT_VALUES: dict[str, object] = {
     ],
     "branches.sweep.budget_ms": 3000,
     "branches.sweep.behind_threshold": 50,
-    "branches.sweep.squash_window": 2000,
+    "branches.sweep.squash_window": 10000,
     "branches.sweep.fetch_timeout_s": 60.0,
     "worktrees.protected_ignored": [".env*", "*.local"],
     "worktrees.disposable_ignored": [],

@@ -242,7 +242,7 @@ def test_c08_c09_squash_then_base_moves(remote_and_clone: tuple[GitRepo, GitRepo
 
 def test_c10_shallow_clone_is_unknown(remote_and_clone: tuple[GitRepo, GitRepo],
                                       capsys: pytest.CaptureFixture[str]) -> None:
-    bare, w = remote_and_clone
+    _, w = remote_and_clone
     for i in range(4):
         w.commit(f"m{i}", files={f"m{i}": "x\n"})
     w.git("push", "-q", "origin", "main")

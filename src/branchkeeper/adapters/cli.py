@@ -33,8 +33,12 @@ COMMANDS: tuple[str, ...] = (
 )
 
 
-def build_parser() -> argparse.ArgumentParser:
-    """The argument parser with every available command registered."""
+def build_parser(only: str | None = None) -> argparse.ArgumentParser:
+    """The argument parser with every available command registered.
+
+    ``only`` registers just that command (the one on the command line), so a run imports only
+    the modules it uses; ``None`` registers all of them (for ``--help``).
+    """
     import argparse
     import importlib
 
@@ -53,6 +57,8 @@ def build_parser() -> argparse.ArgumentParser:
     )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name in COMMANDS:
+        if only is not None and name != only:
+            continue
         try:
             module = importlib.import_module(f"branchkeeper.adapters.commands.{name}")
         except ModuleNotFoundError as exc:
@@ -64,7 +70,21 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Entry point of the console script; returns the exit status."""
+    """Entry point of the console script; returns the exit status.
+
+    With ``BRANCHKEEPER_STATS=1`` the number of git processes started is printed to stderr
+    at exit (benchmarks read it).
+    """
+    try:
+        return _main(argv)
+    finally:
+        if os.environ.get("BRANCHKEEPER_STATS"):
+            from branchkeeper.git.run import processes_started
+
+            print(f"branchkeeper-stats: git_processes={processes_started()}", file=sys.stderr)
+
+
+def _main(argv: Sequence[str] | None) -> int:
     args_list = list(sys.argv[1:] if argv is None else argv)
     # The hook path must stay lean: dispatch it before building every parser.
     if args_list[:1] == ["hook"]:
@@ -73,7 +93,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         return hook.main_fast(args_list[1:])
     from branchkeeper.errors import BranchkeeperError, ExitCode
 
-    parser = build_parser()
+    wanted = _command_word(args_list)
+    if wanted is not None and ("-h" in args_list or "--help" in args_list) and \
+            args_list.index(wanted) > min(
+                args_list.index(h) for h in ("-h", "--help") if h in args_list):
+        wanted = None  # "branchkeeper --help sweep": the general help
+    parser = build_parser(wanted)
     args = parser.parse_args(args_list)
     if getattr(args, "func", None) is None:
         parser.print_help()
@@ -97,6 +122,22 @@ def main(argv: Sequence[str] | None = None) -> int:
             file=sys.stderr,
         )
         return int(ExitCode.ERROR)
+
+
+def _command_word(args: list[str]) -> str | None:
+    """The command named on the command line (skipping the value of ``-C``), if any."""
+    skip = False
+    for arg in args:
+        if skip:
+            skip = False
+            continue
+        if arg == "-C":
+            skip = True
+            continue
+        if arg.startswith("-"):
+            continue
+        return arg if arg in COMMANDS else None
+    return None
 
 
 def run() -> None:

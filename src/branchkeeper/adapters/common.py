@@ -30,7 +30,10 @@ def open_repository(args: argparse.Namespace) -> tuple[RepoFacts, LoadedConfig]:
 
 def stdout_console() -> Console:
     """A console for reports: colour only on a terminal, never wrapped mid-command in pipes."""
-    return Console(soft_wrap=not sys.stdout.isatty(), highlight=False)
+    if sys.stdout.isatty():
+        return Console(highlight=False)
+    # Piped or captured: wide enough that names and commands are not folded mid-word.
+    return Console(highlight=False, width=160)
 
 
 def stderr_console() -> Console:

@@ -29,12 +29,12 @@ class InventoryCache:
     commit_pid: dict[str, str] = field(default_factory=dict)
     range_pid: dict[str, str] = field(default_factory=dict)
     merge_base: dict[str, str] = field(default_factory=dict)
-    behind: dict[str, int] = field(default_factory=dict)
+    counts: dict[str, int] = field(default_factory=dict)
     extra: dict[str, Any] = field(default_factory=dict)
     used_commit: set[str] = field(default_factory=set)
     used_range: set[str] = field(default_factory=set)
     used_mb: set[str] = field(default_factory=set)
-    used_behind: set[str] = field(default_factory=set)
+    used_counts: set[str] = field(default_factory=set)
 
     @classmethod
     def load(cls, common_dir: Path | None) -> InventoryCache:
@@ -58,7 +58,7 @@ class InventoryCache:
             commit_pid={k: v for k, v in section("commit_pid").items() if isinstance(v, str)},
             range_pid={k: v for k, v in section("range_pid").items() if isinstance(v, str)},
             merge_base={k: v for k, v in section("merge_base").items() if isinstance(v, str)},
-            behind={k: v for k, v in section("behind").items() if isinstance(v, int)},
+            counts={k: v for k, v in section("counts").items() if isinstance(v, int)},
             extra=section("extra"),
         )
 
@@ -71,7 +71,7 @@ class InventoryCache:
             "commit_pid": {k: self.commit_pid[k] for k in self.used_commit if k in self.commit_pid},
             "range_pid": {k: self.range_pid[k] for k in self.used_range if k in self.range_pid},
             "merge_base": {k: self.merge_base[k] for k in self.used_mb if k in self.merge_base},
-            "behind": {k: self.behind[k] for k in self.used_behind if k in self.behind},
+            "counts": {k: self.counts[k] for k in self.used_counts if k in self.counts},
             "extra": self.extra,
         }
         try:

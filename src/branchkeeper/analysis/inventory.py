@@ -83,10 +83,53 @@ def number_token(name: str, subject: str) -> str | None:
     return m.group(1) if m else None
 
 
-def _creation_dates(root: Path, names: list[str]) -> dict[str, int]:
-    """Oldest ``branch: Created`` reflog entry per local branch (one ``git log -g``)."""
-    if not names:
-        return {}
+def _creation_dates(facts: RepoFacts, names: list[str], tips: dict[str, Oid],
+                    cache: InventoryCache) -> dict[str, int]:
+    """Oldest ``branch: Created`` reflog entry per local branch (field case C07).
+
+    Cached per (name, tip). With the files ref backend the reflogs are read directly (one file
+    per branch, no process); otherwise (reftable) one ``git log -g --stdin`` for all names.
+    """
+    created: dict[str, int] = {}
+    todo: list[str] = []
+    for n in names:
+        key = f"created:{n}:{tips[n]}"
+        if key in cache.counts:
+            cache.used_counts.add(key)
+            if cache.counts[key] > 0:
+                created[n] = cache.counts[key]
+        else:
+            todo.append(n)
+    if not todo:
+        return created
+    logs = facts.common_dir / "logs" / "refs" / "heads"
+    found: dict[str, int] = {}
+    if (facts.common_dir / "reftable").exists() or not logs.is_dir():
+        found = _creation_dates_git(facts.root, todo)
+    else:
+        for n in todo:
+            try:
+                with open(logs / n, "rb") as fh:
+                    first = fh.readline()
+            except (OSError, ValueError):
+                continue
+            meta, _, message = first.partition(b"\t")
+            if not message.startswith(b"branch: Created"):
+                continue
+            fields = meta.rsplit(b" ", 2)
+            if len(fields) == 3 and fields[1].isdigit():
+                found[n] = int(fields[1])
+    for n in todo:
+        key = f"created:{n}:{tips[n]}"
+        cache.counts[key] = found.get(n, 0)
+        cache.used_counts.add(key)
+        if n in found:
+            created[n] = found[n]
+    return created
+
+
+def _creation_dates_git(root: Path, names: list[str]) -> dict[str, int]:
+    """The same through ``git log -g`` (reftable or no reflog directory)."""
     stdin = "".join(f"refs/heads/{n}\n" for n in names).encode("utf-8", "surrogateescape")
     result = run_git(["log", "-g", "--stdin", "--date=unix", "--format=%gD%x00%gs"],
                      cwd=root, stdin=stdin, check=False)
@@ -197,7 +240,8 @@ def build_inventory(
     if default_bases:
         try:
             merged_remote: set[Oid] = set()
-            if default_bases[0].ref.startswith("refs/remotes/"):
+            if default_bases[0].ref.startswith("refs/remotes/") and \
+                    default_bases[0].oid != default_bases[-1].oid:
                 out = run_git(["for-each-ref", f"--merged={default_bases[0].ref}",
                                "--format=%(objectname)", "refs/heads", f"refs/remotes/{remote}"],
                               cwd=root).text
@@ -232,17 +276,35 @@ def build_inventory(
     # Creation dates for old local tips (C07): one log -g for the candidates.
     advisory = branches_cfg.dormancy.effective_advisory_days
     old_local = [n for n, info in table.local.items()
-                 if roles[n] is None and info.date is not None
-                 and (now - info.date) / _DAY >= advisory]
-    created = _creation_dates(root, old_local)
+                 if roles[n] is None and info.date is not None and info.oid is not None
+                 and (now - info.date) / _DAY >= advisory
+                 and (verdicts.get(info.oid, TipVerdict()).proof is None
+                      or info.oid in {b.oid for b in default_bases})]
+    created = _creation_dates(facts, old_local,
+                              {n: table.local[n].oid for n in old_local},  # type: ignore[misc]
+                              cache)
 
     # Lines changed per unmerged tip (one diff-tree --numstat for all).
-    line_pairs = [(v.merge_base, t) for t, v in verdicts.items()
-                  if v.merge_base is not None and v.proof is None]
+    lines: dict[Oid, int] = {}
+    line_pairs: list[tuple[Oid, Oid]] = []
+    for t, v in verdicts.items():
+        if v.merge_base is None or v.proof is not None:
+            continue
+        key = f"lines:{v.merge_base}:{t}"
+        if key in cache.counts:
+            cache.used_counts.add(key)
+            lines[t] = cache.counts[key]
+        else:
+            line_pairs.append((v.merge_base, t))
     try:
-        lines = range_line_counts(root, line_pairs) if line_pairs else {}
+        counted = range_line_counts(root, line_pairs) if line_pairs else {}
     except GitError:
-        lines = {}
+        counted = {}
+    for mb, t in line_pairs:
+        if t in counted:
+            lines[t] = counted[t]
+            cache.counts[f"lines:{mb}:{t}"] = counted[t]
+            cache.used_counts.add(f"lines:{mb}:{t}")
 
     worktree_of = {w.branch[len("refs/heads/"):]: str(w.path) for w in worktrees
                    if w.branch and w.branch.startswith("refs/heads/")}

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Iterable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -83,19 +84,30 @@ def _base_window(root: Path, base: Base, limit: int) -> _Window:
 
 
 def _commit_pids(root: Path, cache: InventoryCache, commits: Iterable[Oid],
-                 deadline: Deadline, chunk: int = 4000) -> set[Oid]:
-    """Fill ``cache.commit_pid`` for ``commits``; return the commits whose pid is known."""
+                 deadline: Deadline, chunk: int = 3000) -> set[Oid]:
+    """Fill ``cache.commit_pid`` for ``commits``; return the commits whose pid is known.
+
+    Uncached commits are split in chunks run two at a time (git's diff work is CPU-bound and
+    the pipelines are separate processes); the deadline is checked before each chunk.
+    """
     wanted = set(commits)
-    todo = [c for c in wanted if c not in cache.commit_pid]
+    todo = sorted(c for c in wanted if c not in cache.commit_pid)
     done: set[Oid] = {c for c in wanted if c in cache.commit_pid}
-    for i in range(0, len(todo), chunk):
+    parts = [todo[i:i + chunk] for i in range(0, len(todo), chunk)]
+
+    def one(part: list[Oid]) -> tuple[list[Oid], dict[Oid, str]] | None:
         if deadline.spent():
-            break
-        part = todo[i:i + chunk]
-        found = commit_patch_ids(root, part)
-        for c in part:
-            cache.commit_pid[c] = found.get(c, "")  # "" = no patch (empty or merge)
-            done.add(c)
+            return None
+        return part, commit_patch_ids(root, part)
+
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        for result in pool.map(one, parts):
+            if result is None:
+                continue
+            part, found = result
+            for c in part:
+                cache.commit_pid[c] = found.get(c, "")  # "" = no patch (empty or merge)
+                done.add(c)
     cache.used_commit.update(done)
     return done
 
@@ -134,7 +146,8 @@ def prove_tips(
     for tip in dict.fromkeys(tips):
         node = subgraph.commits.get(tip)
         if node is None or node.boundary:
-            base = remote_default if tip in merged_into_remote_default else local_default
+            same = remote_default.oid == local_default.oid
+            base = remote_default if same or tip in merged_into_remote_default else local_default
             verdicts[tip] = TipVerdict(Proof(ProofKind.ANCESTOR, base.ref, None))
             continue
         pending.append(tip)
@@ -166,64 +179,10 @@ def prove_tips(
     if not pending:
         return verdicts
 
-    # Base windows (one rev-list per base) and their patch-ids.
-    bases: list[Base] = []
-    for b in [*default_bases, *line_bases]:
-        if all(b.oid != seen.oid for seen in bases):
-            bases.append(b)
-    try:
-        windows = [_base_window(root, b, squash_window) for b in bases]
-        all_window = {c for w in windows for c in w.order}
-        known = _commit_pids(root, cache, all_window, deadline)
-    except GitError as exc:
-        for tip in pending:
-            verdicts[tip] = TipVerdict(unknown=f"git error while reading the base: {exc}")
-        return verdicts
-    for w in windows:
-        for c in sorted(w.order, key=w.order.__getitem__, reverse=True):
-            if c in known:
-                pid = cache.commit_pid.get(c, "")
-                if pid:
-                    w.pid_to_commit[pid] = c  # newest commit with this pid wins
-    base_incomplete = len(known) < len(all_window)
-
-    # Tier 2: patch-equivalent, commit by commit.
-    branch_commits = {c for t in pending for c in walks[t].unique
-                      if not subgraph.is_park_commit(c)}
-    try:
-        have = _commit_pids(root, cache, branch_commits, deadline)
-    except GitError as exc:
-        have = set()
-        git_note = f"git error in the patch-id step: {exc}"
-    else:
-        git_note = ""
-    proven_tips: list[Oid] = []
-    squash_candidates: list[Oid] = []
-    for tip in pending:
-        own = [c for c in walks[tip].unique if not subgraph.is_park_commit(c)]
-        if any(c not in have for c in own) or base_incomplete:
-            verdicts[tip] = TipVerdict(unknown=git_note or "budget spent before the patch-id "
-                                       "step reached this branch; the next run continues")
-            continue
-        merges = any(len(subgraph.commits[c].parents) > 1 for c in own)
-        pids = [cache.commit_pid.get(c, "") for c in own]
-        match = None
-        if not merges and all(pids):
-            for w in windows:
-                if all(p in w.pid_to_commit for p in pids):
-                    landed = w.pid_to_commit[pids[0]] if pids else None
-                    match = Proof(ProofKind.PATCH_EQUIVALENT, w.base.ref, landed)
-                    break
-        if match is not None:
-            verdicts[tip] = TipVerdict(match)
-            proven_tips.append(tip)
-        else:
-            squash_candidates.append(tip)
-
-    # Tier 3: squash-merged: the whole range base..tip equals one base commit.
+    # Merge bases with the default branch: the walk's frontier when it is one commit.
     mbs: dict[Oid, Oid] = {}
     notes: dict[Oid, str] = {}
-    for tip in squash_candidates:
+    for tip in pending:
         frontier = walks[tip].frontier
         if len(frontier) == 1:
             mbs[tip] = next(iter(frontier))
@@ -235,7 +194,61 @@ def prove_tips(
                 mbs[tip] = mb
             else:
                 notes[tip] = "no single merge base with the default branch"
-    need = [(mb, tip) for tip, mb in mbs.items() if f"{mb}:{tip}" not in cache.range_pid]
+
+    # Base windows (one rev-list per base) and their patch-ids.
+    bases: list[Base] = []
+    for b in [*default_bases, *line_bases]:
+        if all(b.oid != seen.oid for seen in bases):
+            bases.append(b)
+    own_of: dict[Oid, list[Oid]] = {
+        t: [c for c in walks[t].unique if not subgraph.is_park_commit(c)] for t in pending}
+    try:
+        windows = [_base_window(root, b, squash_window) for b in bases]
+        all_window = {c for w in windows for c in w.order}
+        branch_commits = {c for t in pending for c in own_of[t]}
+        known = _commit_pids(root, cache, all_window | branch_commits, deadline)
+    except GitError as exc:
+        for tip in pending:
+            verdicts[tip] = TipVerdict(unknown=f"git error in the patch-id step: {exc}")
+        return verdicts
+    for w in windows:
+        for c in sorted(w.order, key=w.order.__getitem__, reverse=True):
+            if c in known:
+                pid = cache.commit_pid.get(c, "")
+                if pid:
+                    w.pid_to_commit[pid] = c  # the newest commit with this pid wins
+    base_incomplete = not all_window <= known
+    line_reach = {b.oid: (subgraph.reachable_set(b.oid) or set()) for b in line_bases}
+
+    # Tier 2: patch-equivalent, commit by commit, against each base in turn.
+    squash_candidates: list[Oid] = []
+    proven_tips: list[Oid] = []
+    budget_msg = "budget spent before the proof steps reached this branch; the next run continues"
+    for tip in pending:
+        own = own_of[tip]
+        if base_incomplete or any(c not in known for c in own):
+            verdicts[tip] = TipVerdict(unknown=budget_msg, merge_base=mbs.get(tip))
+            continue
+        match = None
+        for w in windows:
+            # Against a line, only the commits the line does not already hold must match.
+            mine = own if w.base.kind == "default" else [
+                c for c in own if c not in line_reach.get(w.base.oid, set())]
+            if not mine or any(len(subgraph.commits[c].parents) > 1 for c in mine):
+                continue
+            pids = [cache.commit_pid.get(c, "") for c in mine]
+            if all(pids) and all(p in w.pid_to_commit for p in pids):
+                match = Proof(ProofKind.PATCH_EQUIVALENT, w.base.ref, w.pid_to_commit[pids[0]])
+                break
+        if match is not None:
+            verdicts[tip] = TipVerdict(match, merge_base=mbs.get(tip))
+            proven_tips.append(tip)
+        else:
+            squash_candidates.append(tip)
+
+    # Tier 3: squash-merged: the whole range base..tip equals one base commit.
+    need = [(mbs[t], t) for t in squash_candidates
+            if t in mbs and f"{mbs[t]}:{t}" not in cache.range_pid]
     if need and not deadline.spent():
         try:
             found = range_patch_ids(root, need)
@@ -244,34 +257,32 @@ def prove_tips(
         except GitError as exc:
             for _, tip in need:
                 notes[tip] = f"git error in the squash step: {exc}"
+    default_window = windows[0]
     for tip in squash_candidates:
         mb = mbs.get(tip)
         key = f"{mb}:{tip}"
-        if mb is None or key not in cache.range_pid:
-            if mb is not None and tip not in notes:
-                verdicts[tip] = TipVerdict(unknown="budget spent before the squash-merge step "
-                                           "reached this branch; the next run continues")
-            else:
-                verdicts[tip] = TipVerdict(note=notes.get(tip, ""), merge_base=mb)
+        if mb is not None and key not in cache.range_pid and tip not in notes:
+            verdicts[tip] = TipVerdict(unknown=budget_msg, merge_base=mb)
             continue
-        cache.used_range.add(key)
-        pid = cache.range_pid[key]
         proof = None
-        limited = False
-        for w in windows:
-            landed = w.pid_to_commit.get(pid) if pid else None
-            if landed is not None and (mb not in w.order or w.order[landed] < w.order[mb]):
-                proof = Proof(ProofKind.SQUASH_MERGED, w.base.ref, landed)
-                break
-            if mb not in w.order and not w.complete:
-                limited = True
+        if mb is not None and key in cache.range_pid:
+            cache.used_range.add(key)
+            pid = cache.range_pid[key]
+            for w in windows:
+                landed = w.pid_to_commit.get(pid) if pid else None
+                if landed is not None and (mb not in w.order or w.order[landed] < w.order[mb]):
+                    proof = Proof(ProofKind.SQUASH_MERGED, w.base.ref, landed)
+                    break
         if proof is not None:
             verdicts[tip] = TipVerdict(proof, merge_base=mb)
             proven_tips.append(tip)
+        elif mb is not None and mb not in default_window.order and not default_window.complete:
+            verdicts[tip] = TipVerdict(
+                unknown=f"merge base is older than the newest {squash_window} commits of "
+                        f"{default_window.base.name} that the patch-id proofs examine "
+                        "(branches.sweep.squash_window)", merge_base=mb)
         else:
-            note = (f"squash check limited to the newest {squash_window} commits of the base"
-                    if limited else "")
-            verdicts[tip] = TipVerdict(note=note, merge_base=mb)
+            verdicts[tip] = TipVerdict(note=notes.get(tip, ""), merge_base=mb)
 
     # Tier 4: tip-subsumed: an ancestor of a tip already proven by tier 2 or 3.
     unproven = [t for t in pending if verdicts[t].proof is None and verdicts[t].unknown is None]

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import fnmatch
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from branchkeeper.git.parse import ParseError
@@ -23,7 +23,6 @@ _FIELDS = (
     "%(objecttype)",
     "%(committerdate:unix)",
     "%(upstream)",
-    "%(upstream:track)",
     "%(symref)",
     # One trailers atom: git before 2.4x shares key= filters between atoms of one format.
     "%(trailers:only=true,unfold=true)",
@@ -95,7 +94,7 @@ def _parse_ref_records(data: bytes) -> list[RefInfo]:
         parts = chunk.decode("utf-8", "surrogateescape").split("\0")
         if len(parts) != len(_FIELDS):
             raise ParseError(f"for-each-ref: expected {len(_FIELDS)} fields, got {len(parts)}")
-        ref, oid, otype, date, up, track, symref, trailers, subject = parts
+        ref, oid, otype, date, up, symref, trailers, subject = parts
         values = parse_trailers(trailers)
         out.append(
             RefInfo(
@@ -104,7 +103,7 @@ def _parse_ref_records(data: bytes) -> list[RefInfo]:
                 objecttype=otype,
                 date=int(date) if date.strip().lstrip("-").isdigit() else None,
                 upstream=up,
-                upstream_gone=track.strip() == "[gone]",
+                upstream_gone=False,
                 symref=symref,
                 parked_reason="; ".join(values.get("parked-reason", [])),
                 parked_by="; ".join(values.get("parked-by", [])),
@@ -139,6 +138,12 @@ def read_refs(root: Path, remote: str, *, extra_patterns: Sequence[str] = ()) ->
             if info.symref:
                 continue  # another symbolic ref under the remote: not a branch
             remote_refs[name] = info
+    # An upstream under our remote that no longer exists is "gone" (computed here: asking
+    # for-each-ref for %(upstream:track) would walk history once per branch).
+    for name, info in list(local.items()):
+        if info.upstream.startswith(remote_prefix) and info.upstream not in by_ref:
+            local[name] = replace(info, upstream_gone=True)
+            by_ref[info.ref] = local[name]
     return RefTable(remote, local, remote_refs, remote_head, by_ref)
 
 

@@ -117,10 +117,7 @@ def parse_worktree_porcelain(data: bytes, *, nul: bool) -> list[Worktree]:
 
     The first entry is the main worktree. Raises ``ValueError`` on an entry without a path.
     """
-    if nul:
-        fields = zsplit(data)
-    else:
-        fields = data.decode("utf-8", "surrogateescape").split("\n")
+    fields = zsplit(data) if nul else data.decode("utf-8", "surrogateescape").split("\n")
     entries: list[list[str]] = [[]]
     for item in fields:
         if item == "":

@@ -220,7 +220,7 @@ class SweepConfig(_Block):
         default=50, ge=1,
         description="commits behind the default branch before a branch is flagged")
     squash_window: int = Field(
-        default=2000, ge=1, description="most base commits the squash-merge proof examines")
+        default=10000, ge=1, description="most base commits the squash-merge proof examines")
     fetch_timeout_s: float = Field(default=60.0, gt=0, description="timeout of one fetch, seconds")
 
 

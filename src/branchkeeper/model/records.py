@@ -6,12 +6,12 @@ Analysis computes these; actions, policy and rendering read them. Nothing here r
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from enum import Enum
+from enum import StrEnum
 
 from branchkeeper.git.types import Oid
 
 
-class BranchState(str, Enum):
+class BranchState(StrEnum):
     """Branch states, first match wins (first document, section 2; DESIGN.md vocabulary)."""
 
     EXEMPT = "exempt"
@@ -37,7 +37,7 @@ class BranchState(str, Enum):
         return self in (BranchState.PARKED, BranchState.DORMANT, BranchState.LIVE)
 
 
-class ProofKind(str, Enum):
+class ProofKind(StrEnum):
     """Which test showed a branch's work preserved (issue 3, the proof ladder)."""
 
     ANCESTOR = "ancestor"
@@ -47,7 +47,7 @@ class ProofKind(str, Enum):
     CONTENT_ON_BASE = "content_on_base"
 
 
-class Containment(str, Enum):
+class Containment(StrEnum):
     """Where an unmerged branch's tip lives (first document, section 4)."""
 
     IN_DEFAULT = "in_default"
@@ -56,7 +56,7 @@ class Containment(str, Enum):
     NOWHERE = "nowhere"
 
 
-class Stage(str, Enum):
+class Stage(StrEnum):
     """Dormancy stages (first document, section 4)."""
 
     ADVISORY = "advisory"

@@ -126,10 +126,10 @@ def render_text(inv: Inventory, console: Console, *, show_all: bool = False) -> 
     if done:
         table = Table(title=f"Merged, not deleted ({len(done)}): cleanup candidates",
                       title_justify="left", show_edge=False, pad_edge=False, expand=False)
-        for col in ("branch", "state", "proof", "age", "delete with"):
+        for col in ("branch", "proof", "age", "delete with"):
             table.add_column(col, overflow="fold")
         for r in done:
-            table.add_row(r.name, r.state.value, r.reason, _age(r), delete_command(r.name))
+            table.add_row(r.name, r.reason, _age(r), delete_command(r.name))
         console.print()
         console.print(table)
 

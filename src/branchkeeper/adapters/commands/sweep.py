@@ -9,7 +9,7 @@ from pathlib import Path
 
 from branchkeeper.adapters.common import open_repository, stderr_console, stdout_console
 from branchkeeper.analysis.inventory import Inventory, build_inventory
-from branchkeeper.errors import ExitCode
+from branchkeeper.errors import BranchkeeperError, ExitCode
 from branchkeeper.git.repo import repo_facts
 from branchkeeper.model.config import load_config
 from branchkeeper.model.records import Stage
@@ -35,6 +35,13 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
                    help="stop proof work after MS milliseconds; the rest is 'unknown' (reason "
                         "budget) and the next run continues from the cache (default: unbounded)")
     p.add_argument("--no-cache", action="store_true", help="ignore and do not write the cache")
+    p.add_argument("--clean", action="store_true",
+                   help="delete every merged, merged-into-line and patch-equivalent branch "
+                        "behind one verified bundle and one journal operation; remove a proven "
+                        "branch's linked worktree only when nothing in it would be lost "
+                        "(docs/cleanup.md). Exit 0 done, 5 raced, 4 error")
+    p.add_argument("--dry-run", action="store_true",
+                   help="with --clean: list what would go and why, and what is kept and why")
     p.set_defaults(func=run)
 
 
@@ -62,13 +69,32 @@ def _inventory(facts_dir: Path | None, args: argparse.Namespace | None, *, budge
 
 def emit(inv: Inventory, *, as_json: bool, show_all: bool) -> None:
     if as_json:
-        json.dump(inventory_json(inv, show_all=True), sys.stdout, indent=2, ensure_ascii=False)
-        sys.stdout.write("\n")
+        # Indented for a person at a terminal; compact (the C encoder, fast) for scripts.
+        indent = 2 if sys.stdout.isatty() else None
+        sys.stdout.write(json.dumps(inventory_json(inv, show_all=True), indent=indent,
+                                    ensure_ascii=False) + "\n")
     else:
         render_text(inv, stdout_console(), show_all=show_all)
 
 
+def run_clean(args: argparse.Namespace) -> int:
+    """``sweep --clean [--dry-run] [--json]`` (issue 3, section 4)."""
+    from branchkeeper.actions.cleanup_run import run_sweep_clean
+    from branchkeeper.adapters.commands.delete import emit as emit_cleanup
+    from branchkeeper.adapters.commands.delete import exit_code as cleanup_exit
+
+    facts, loaded = open_repository(args)
+    outcome = run_sweep_clean(facts, loaded.config, dry=args.dry_run)
+    code = cleanup_exit(outcome)
+    emit_cleanup(outcome, as_json=args.json, code=code)
+    return code
+
+
 def run(args: argparse.Namespace) -> int:
+    if getattr(args, "clean", False):
+        return run_clean(args)
+    if getattr(args, "dry_run", False):
+        raise BranchkeeperError("--dry-run is used with --clean")
     inv = _inventory(None, args, budget_ms=args.budget_ms, use_cache=not args.no_cache)
     emit(inv, as_json=args.json, show_all=args.show_all)
     return exit_code(inv, fail_on_risk=args.fail_on_risk)
