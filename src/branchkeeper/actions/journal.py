@@ -60,15 +60,22 @@ class OpStatus(Enum):
 class JournalItem:
     """One ref an operation is about to change: full ``ref``, its ``old`` tip, the ``remote``
     name for a remote branch (``ref`` is then the branch's ref on that remote, e.g.
-    ``refs/heads/x``), and the shell-quoted ``restore`` command printed to the user."""
+    ``refs/heads/x``), and the shell-quoted ``restore`` command printed to the user.
+    ``new`` is set when the operation moves the ref instead of deleting it (a park marker):
+    undo then moves it back from ``new`` to ``old``."""
 
     ref: str
     old: Oid
     remote: str | None
     restore: str
+    new: Oid | None = None
 
     def to_json(self) -> dict[str, Any]:
-        return {"ref": self.ref, "old": self.old, "remote": self.remote, "restore": self.restore}
+        data: dict[str, Any] = {"ref": self.ref, "old": self.old, "remote": self.remote,
+                                "restore": self.restore}
+        if self.new is not None:
+            data["new"] = self.new
+        return data
 
 
 @dataclass(frozen=True, slots=True)
@@ -256,7 +263,8 @@ def _build(begin: Mapping[str, Any], events: Sequence[Mapping[str, Any]]) -> Ope
     items = tuple(
         JournalItem(ref=str(i["ref"]), old=Oid.parse(str(i["old"])),
                     remote=None if i.get("remote") is None else str(i["remote"]),
-                    restore=str(i.get("restore", "")))
+                    restore=str(i.get("restore", "")),
+                    new=Oid.parse(str(i["new"])) if i.get("new") else None)
         for i in begin["items"]
     )
     results: dict[str, ItemResult] = {}

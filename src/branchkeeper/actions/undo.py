@@ -151,6 +151,8 @@ def undo_operation(repo: Path, common_dir: Path, op_id: str | None, *, dry_run: 
 
 
 def _plan(repo: Path, operation: Operation, *, act: bool) -> UndoReport:
+    if any(i.new is not None for i in operation.items):
+        return _plan_moves(repo, operation, act=act)
     local = [i for i in operation.items if i.remote is None and _possibly_deleted(operation, i)]
     missing = missing_commits(repo, list(dict.fromkeys(i.old for i in operation.items)))
     fetch_error: str | None = None
@@ -238,3 +240,32 @@ def _current(repo: Path, refs: list[str]) -> dict[str, Oid]:
         if name in wanted and oid:
             current[name] = Oid.parse(oid)
     return current
+
+
+def _plan_moves(repo: Path, operation: Operation, *, act: bool) -> UndoReport:
+    """Undo of an operation that moved refs (``item.new`` set): move each back, CAS at new."""
+    current = _current(repo, [i.ref for i in operation.items])
+    out: list[UndoItem] = []
+    for item in operation.items:
+        found = current.get(item.ref)
+        if item.remote is not None:
+            out.append(UndoItem(item.ref, item.old, item.remote, UndoOutcome.PUSH, "",
+                                _push_command(item)))
+        elif found == item.old:
+            out.append(UndoItem(item.ref, item.old, None, UndoOutcome.PRESENT))
+        elif found != item.new or item.new is None:
+            out.append(UndoItem(item.ref, item.old, None, UndoOutcome.CONFLICT,
+                                f"moved on since (now {found or 'deleted'}); not rewound",
+                                _conflict_command(item, operation, have_object=True)))
+        elif not act:
+            out.append(UndoItem(item.ref, item.old, None, UndoOutcome.RESTORED,
+                                "would move back to the recorded tip"))
+        else:
+            res = run_git(["update-ref", "-m", "branchkeeper undo", item.ref, item.old, item.new],
+                          cwd=repo, check=False)
+            if res.returncode == 0:
+                out.append(UndoItem(item.ref, item.old, None, UndoOutcome.RESTORED))
+            else:
+                out.append(UndoItem(item.ref, item.old, None, UndoOutcome.FAILED,
+                                    res.stderr.decode("utf-8", "replace").strip()))
+    return UndoReport(operation, not act, tuple(out))

@@ -1,0 +1,124 @@
+"""The park marker: an empty commit with trailers at the branch tip (first document, section 5).
+
+``park`` writes a commit whose tree equals the tip's, carrying ``Parked-Reason:`` and
+``Parked-By:`` trailers, with ``git commit-tree`` and a compare-and-swap ``update-ref`` (no
+checkout, so it works on a branch checked out in any worktree), journals it, then pushes it as
+a plain fast-forward when the branch has a remote copy. ``clear`` writes the ``Unparked:``
+commit the same way. The inventory reads the marker from its single ``for-each-ref``.
+"""
+
+from __future__ import annotations
+
+import shlex
+from dataclasses import dataclass
+from pathlib import Path
+
+from branchkeeper.actions.journal import ItemOutcome, ItemResult, Journal, JournalItem, OpStatus
+from branchkeeper.actions.lock import MUTATION_LOCK, repo_lock
+from branchkeeper.errors import BranchkeeperError, RefusedError
+from branchkeeper.git.repo import RepoFacts
+from branchkeeper.git.run import GitExit, run_git
+from branchkeeper.git.types import Oid
+
+#: Longest reason accepted, in characters.
+MAX_REASON = 500
+
+
+@dataclass(frozen=True, slots=True)
+class ParkResult:
+    """What ``park``/``clear`` did: the branch, old and new tips, the journal id, push outcome."""
+
+    name: str
+    old: Oid
+    new: Oid
+    op_id: str
+    pushed: bool | None  # None: no remote copy or --no-push
+    push_message: str
+    restore: str
+
+
+def _check_text(label: str, text: str) -> str:
+    value = text.strip()
+    if not value:
+        raise BranchkeeperError(f"{label} must not be empty")
+    if len(value) > MAX_REASON:
+        raise BranchkeeperError(f"{label} is longer than {MAX_REASON} characters")
+    if any(ord(ch) < 32 or ord(ch) == 127 for ch in value):
+        raise BranchkeeperError(f"{label} must be one line without control characters")
+    return value
+
+
+def _user_name(root: Path) -> str:
+    res = run_git(["config", "--get", "user.name"], cwd=root, check=False)
+    # exit 1 = unset
+    return res.text.strip() if res.returncode == GitExit.OK else ""
+
+
+def write_marker(facts: RepoFacts, name: str, *, trailers: list[tuple[str, str]], subject: str,
+                 op: str, remote: str, push: bool, push_timeout: float = 60) -> ParkResult:
+    """Write an empty marker commit on ``refs/heads/<name>`` and journal it.
+
+    ``trailers`` are ``(key, value)`` pairs. Raises :class:`BranchkeeperError` when the branch
+    does not exist locally or git cannot write the commit (no identity configured), and
+    :class:`RefusedError` when the tip moved between read and update (nothing changed).
+    """
+    root = facts.root
+    ref = f"refs/heads/{name}"
+    res = run_git(["rev-parse", "--verify", "-q", f"{ref}^{{commit}}"], cwd=root, check=False)
+    if res.returncode != 0:
+        remote_ref = f"refs/remotes/{remote}/{name}"
+        hint = ""
+        if run_git(["rev-parse", "--verify", "-q", remote_ref], cwd=root,
+                   check=False).returncode == 0:
+            hint = (f"; it exists on {remote}: create it locally first with "
+                    f"git branch --track {shlex.quote(name)} {shlex.quote(f'{remote}/{name}')}")
+        raise BranchkeeperError(f"no local branch {name!r}{hint}")
+    old = Oid.parse(res.text)
+    message = subject + "\n\n" + "".join(f"{k}: {v}\n" for k, v in trailers)
+    made = run_git(["commit-tree", f"{old}^{{tree}}", "-p", old, "-F", "-"], cwd=root,
+                   stdin=message.encode("utf-8"), check=False)
+    if made.returncode != 0:
+        detail = made.stderr.decode("utf-8", "replace").strip()
+        raise BranchkeeperError(f"git could not write the marker commit: {detail}")
+    new = Oid.parse(made.text)
+    restore = f"git update-ref {shlex.quote(ref)} {old} {new}"
+    with repo_lock(facts.common_dir, MUTATION_LOCK, wait_s=30):
+        journal = Journal(facts.common_dir)
+        op_id = journal.begin(op, [JournalItem(ref, old, None, restore, new=new)], bundle=None,
+                              note=f"{subject}")
+        upd = run_git(["update-ref", "-m", f"branchkeeper {op}", ref, new, old], cwd=root,
+                      check=False)
+        if upd.returncode != 0:
+            journal.record(op_id, ItemResult(ref, ItemOutcome.RACED, "tip moved"))
+            journal.end(op_id, OpStatus.FAILED)
+            raise RefusedError(f"{name}: the tip moved while the marker was written; nothing "
+                               "changed, try again")
+        journal.record(op_id, ItemResult(ref, ItemOutcome.KEPT, f"moved to {new}"))
+        journal.end(op_id, OpStatus.DONE)
+    pushed: bool | None = None
+    push_message = ""
+    has_remote = run_git(["rev-parse", "--verify", "-q", f"refs/remotes/{remote}/{name}"],
+                         cwd=root, check=False).returncode == 0
+    if push and has_remote:
+        # A plain fast-forward push of the branch: never forced.
+        out = run_git(["push", "--quiet", remote, f"{ref}:{ref}"], cwd=root, check=False,
+                      timeout=push_timeout)
+        pushed = out.returncode == 0
+        push_message = out.stderr.decode("utf-8", "replace").strip()
+    return ParkResult(name, old, new, op_id, pushed, push_message, restore)
+
+
+def park(facts: RepoFacts, name: str, *, reason: str, by: str | None, remote: str,
+         push: bool) -> ParkResult:
+    """Park ``name`` with ``reason`` (section 5). ``by`` defaults to ``user.name``."""
+    why = _check_text("--reason", reason)
+    who = _check_text("--by", by) if by else (_user_name(facts.root) or "unknown")
+    return write_marker(facts, name, trailers=[("Parked-Reason", why), ("Parked-By", who)],
+                        subject=f"Park {name}", op="park", remote=remote, push=push)
+
+
+def clear(facts: RepoFacts, name: str, *, by: str | None, remote: str, push: bool) -> ParkResult:
+    """Write the ``Unparked:`` commit: the branch's dormancy clock restarts (section 5)."""
+    who = _check_text("--by", by) if by else (_user_name(facts.root) or "unknown")
+    return write_marker(facts, name, trailers=[("Unparked", who)], subject=f"Unpark {name}",
+                        op="unpark", remote=remote, push=push)

@@ -1,0 +1,65 @@
+"""``branchkeeper park``: mark a branch as waiting, with a reason (first document, section 5)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+from branchkeeper.actions.park import ParkResult, clear, park
+from branchkeeper.adapters.common import open_repository
+from branchkeeper.errors import BranchkeeperError, ExitCode
+
+
+def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    p = sub.add_parser(
+        "park",
+        help="park a branch with a reason (exempts it from dormancy, not from the cap)",
+        description=(
+            "Write an empty commit with Parked-Reason and Parked-By trailers at the tip of NAME "
+            "(no checkout needed), then push it as a fast-forward when the branch has a remote "
+            "copy. The next commit on the branch, or --clear, ends the park. Undo with "
+            "'branchkeeper undo'."
+        ),
+    )
+    p.add_argument("name", metavar="NAME", help="the local branch (use -- before a name "
+                   "starting with '-')")
+    p.add_argument("--reason", help="why the branch waits (one line); required unless --clear")
+    p.add_argument("--by", help="who parks it (default: git config user.name)")
+    p.add_argument("--clear", action="store_true",
+                   help="write the Unparked: commit instead (restarts the dormancy clock)")
+    p.add_argument("--no-push", action="store_true", help="do not push the marker")
+    p.add_argument("--json", action="store_true", help="print the result as JSON")
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    facts, loaded = open_repository(args)
+    remote = loaded.config.branches.remote
+    if args.clear:
+        if args.reason:
+            raise BranchkeeperError("--clear takes no --reason")
+        result = clear(facts, args.name, by=args.by, remote=remote, push=not args.no_push)
+    else:
+        if not args.reason:
+            raise BranchkeeperError("park needs --reason TEXT (why the branch waits)")
+        result = park(facts, args.name, reason=args.reason, by=args.by, remote=remote,
+                      push=not args.no_push)
+    _print(result, cleared=args.clear, as_json=args.json, remote=remote)
+    return int(ExitCode.OK) if result.pushed is not False else int(ExitCode.FINDINGS)
+
+
+def _print(r: ParkResult, *, cleared: bool, as_json: bool, remote: str) -> None:
+    if as_json:
+        json.dump({"name": r.name, "action": "unpark" if cleared else "park", "old": r.old,
+                   "new": r.new, "journal_id": r.op_id, "pushed": r.pushed,
+                   "push_message": r.push_message, "restore": r.restore}, sys.stdout)
+        sys.stdout.write("\n")
+        return
+    verb = "unparked" if cleared else "parked"
+    print(f"{verb} {r.name}: {r.old[:10]} -> {r.new[:10]} (journal {r.op_id})")
+    if r.pushed is True:
+        print(f"pushed to {remote}")
+    elif r.pushed is False:
+        print(f"push to {remote} failed (the marker is local only): {r.push_message}")
+    print(f"undo: branchkeeper undo {r.op_id}")
