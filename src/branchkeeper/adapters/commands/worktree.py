@@ -59,6 +59,9 @@ def register(subparsers: Any) -> None:
     ret.add_argument("--release", action="store_true", help="end the hold on PATH")
     ret.add_argument("--list-holds", action="store_true", help="list open holds")
     ret.set_defaults(func=run_retire)
+    from branchkeeper.adapters.commands.worktree_reap import register_reap
+
+    register_reap(sub)
 
 
 # -- shared ------------------------------------------------------------------------------------
@@ -93,10 +96,35 @@ def _held_by(hold: hold_store.Hold | None) -> str | None:
 
 def branch_inventory_for_worktrees(facts: RepoFacts,
                                    worktrees: list[Worktree]) -> dict[str, dict[str, Any]]:
-    """HOOK for the lead: per worktree path, extra fields from the branch inventory (the
-    branch's ``state`` and ``containment``). Returns ``{}`` until the inventory is wired in; its
-    fields are merged into each ``worktree list`` record as ``branch_state``."""
-    return {}
+    """Per worktree path, the branch's ``state``, ``containment`` (with ``containing_ref``),
+    ``proof`` (kind and base, or ``None``), ``ahead`` and ``reason`` from ONE batched inventory
+    (bounded by ``branches.sweep.budget_ms``). Detached and bare entries are absent; so is
+    everything when the inventory fails (the list still prints)."""
+    from branchkeeper.analysis.inventory import build_inventory
+
+    wanted = {w.branch.removeprefix("refs/heads/"): str(w.path) for w in worktrees
+              if w.branch is not None and not w.bare}
+    if not wanted:
+        return {}
+    config = load_config(facts.main_root).config
+    try:
+        inv = build_inventory(facts, config, budget_ms=config.branches.sweep.budget_ms)
+    except GitError:
+        return {}
+    out: dict[str, dict[str, Any]] = {}
+    for rec in inv.records:
+        path = wanted.get(rec.name)
+        if path is None or rec.local_tip is None:
+            continue
+        out[path] = {
+            "state": rec.state.value,
+            "containment": rec.containment.value if rec.containment else None,
+            "containing_ref": rec.containing_ref,
+            "proof": ({"kind": rec.proof.kind.value, "base": rec.proof.base}
+                      if rec.proof else None),
+            "ahead": rec.ahead, "reason": rec.reason,
+        }
+    return out
 
 
 # -- list --------------------------------------------------------------------------------------
@@ -171,8 +199,10 @@ def run_list(args: argparse.Namespace) -> int:
     from rich.table import Table
 
     table = Table(show_header=True, header_style="bold")
-    for col in ("path", "branch", "dirty", "ignored", "age", "hold", "disposition"):
+    for col in ("path", "branch (state)", "dirty", "ignored", "age", "hold"):
         table.add_column(col)
+    # the disposition word must never be cut: it is what a reader (or a grep) looks for
+    table.add_column("disposition", min_width=len("SKIP_UNREFERENCED_COMMIT:"))
     for r in records:
         branch = r["branch"] or (f"(detached {r['head'][:10]})" if r["head"] else "(bare)")
         if r["locked"]:
@@ -182,6 +212,9 @@ def run_list(args: argparse.Namespace) -> int:
         ign = "-" if r["ignored"] is None else (
             ", ".join(r["ignored"]["protected"]) or str(r["ignored"]["count"]))
         hold = r["hold"]["reason"] if r["hold"] else ""
+        bs = r["branch_state"]
+        if bs:  # the inventory's state, and where unmerged work lives
+            branch += f" ({bs['state']}{', ' + bs['containment'] if bs['containment'] else ''})"
         table.add_row(_show(r["path"]), _show(branch), dirty, _show(ign), _age(r["age_hours"]),
                       _show(hold), f"{r['disposition']}: {_show(r['reason'])}")
     Console(soft_wrap=False).print(table)

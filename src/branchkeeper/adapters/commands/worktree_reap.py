@@ -1,0 +1,193 @@
+"""``branchkeeper worktree reap`` (issue 4, section 3): the command-line face of
+:mod:`branchkeeper.actions.reap`.
+
+Exit codes: 0 the run completed (whatever was removed or kept; kept worktrees are reported);
+4 an error (not a repository, git failed, lock busy); 5 ``--archive-unproven`` refused because
+there is no PR evidence (``--no-gh``, gh not installed or not logged in).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+from branchkeeper.actions.reap import Outcome, ReapResult, execute_reap
+from branchkeeper.analysis.pr_evidence import GhProvider, NoProvider, PrEvidence
+from branchkeeper.analysis.reap_facts import PrAsker, ReapPlan, ReapSettings, plan_reap
+from branchkeeper.analysis.reap_gates import ARCHIVE_DEFAULT_MIN_AGE_HOURS
+from branchkeeper.errors import ExitCode, RefusedError
+from branchkeeper.git.repo import parse_worktree_porcelain, repo_facts
+from branchkeeper.git.run import run_git
+from branchkeeper.model.config import load_config
+
+
+def register_reap(sub: Any) -> None:
+    """Add ``worktree reap`` to the ``worktree`` subparsers."""
+    p = sub.add_parser(
+        "reap", help="remove every worktree the reap gates prove safe to remove",
+        description="Remove linked worktrees that are unlocked, not this one, idle past the "
+                    "activity window, clean, free of protected ignored content, and whose "
+                    "branch is proven preserved (or unpushed with no unique commits). Never "
+                    "forces, never deletes a branch. Exit 0 done, 4 error, 5 refused.")
+    p.add_argument("--dry-run", action="store_true", help="compute and report; remove nothing")
+    p.add_argument("--explain", action="store_true",
+                   help="with --dry-run: every gate's result per worktree")
+    p.add_argument("--count-only", action="store_true",
+                   help="one git worktree list: counts only (no network, no evaluation)")
+    p.add_argument("--min-age-hours", type=float, default=None, metavar="N",
+                   help="also require the worktree to be at least N hours old (off unless given)")
+    p.add_argument("--strict-ignored", action="store_true",
+                   help="every ignored file is protected unless listed disposable")
+    p.add_argument("--archive-unproven", action="store_true",
+                   help="bundle and remove SKIP_NOT_PUSHED / SKIP_AMBIGUOUS_NO_PR worktrees "
+                        f"(needs gh; implies --min-age-hours {ARCHIVE_DEFAULT_MIN_AGE_HOURS:g})")
+    p.add_argument("--no-gh", action="store_true", help="do not ask gh (degraded mode)")
+    p.add_argument("--json", action="store_true", help="print JSON")
+    p.set_defaults(func=run_reap)
+
+
+def _where(args: argparse.Namespace) -> Path:
+    return Path(getattr(args, "directory", None) or os.getcwd())
+
+
+def _show(text: object) -> str:
+    s = str(text)
+    return "".join(ch if ch.isprintable() else ch.encode("unicode_escape").decode() for ch in s)
+
+
+def count_only(where: Path) -> dict[str, int]:
+    """Counts from ONE ``git worktree list --porcelain -z`` run in ``where`` (no repository
+    discovery, no network): total, linked, locked, prunable. A git too old for ``-z`` costs a
+    second call without it. Raises :class:`GitError` when git fails."""
+    res = run_git(["worktree", "list", "--porcelain", "-z"], cwd=where, check=False)
+    nul = True
+    if res.returncode == 129:  # usage error: git before 2.36 has no -z here
+        res = run_git(["worktree", "list", "--porcelain"], cwd=where)
+        nul = False
+    elif res.returncode != 0:
+        run_git(["worktree", "list", "--porcelain", "-z"], cwd=where)  # raises with the detail
+    wts = parse_worktree_porcelain(res.stdout, nul=nul)
+    return {"total": len(wts), "linked": sum(1 for w in wts if not w.is_main),
+            "locked": sum(1 for w in wts if w.locked),
+            "prunable": sum(1 for w in wts if w.prunable)}
+
+
+def _provider(args: argparse.Namespace, root: Path) -> PrEvidence:
+    if args.no_gh:
+        return NoProvider("--no-gh: PR evidence disabled")
+    return GhProvider(root)
+
+
+def run_reap(args: argparse.Namespace) -> int:
+    """``worktree reap``: see the module docstring for exit codes."""
+    where = _where(args)
+    if args.count_only:
+        counts = count_only(where)
+        if args.json:
+            print(json.dumps({"counts": counts}, indent=2))
+        else:
+            print(f"worktrees: {counts['total']} total, {counts['linked']} linked, "
+                  f"{counts['locked']} locked, {counts['prunable']} prunable")
+        return int(ExitCode.OK)
+    facts = repo_facts(where)
+    config = load_config(facts.main_root).config
+    provider = _provider(args, facts.root)
+    min_age = args.min_age_hours
+    if args.archive_unproven:
+        ok, why = provider.available()
+        if not ok:
+            raise RefusedError(f"--archive-unproven needs PR evidence and there is none ({why}); "
+                               "without it an unproven branch cannot be told from one behind an "
+                               "open PR. Nothing was archived or removed.")
+        if min_age is None:
+            min_age = ARCHIVE_DEFAULT_MIN_AGE_HOURS
+    plan = plan_reap(facts, config, settings=ReapSettings(
+        strict_ignored=args.strict_ignored, min_age_hours=min_age), asker=PrAsker(provider))
+    results = execute_reap(plan, dry_run=args.dry_run, archive=args.archive_unproven)
+    if args.json:
+        json.dump(reap_json(plan, results, dry_run=args.dry_run), sys.stdout, indent=2,
+                  ensure_ascii=False)
+        sys.stdout.write("\n")
+    else:
+        sys.stdout.write(render_reap(plan, results, dry_run=args.dry_run,
+                                     explain=args.explain and args.dry_run))
+    return int(ExitCode.OK)
+
+
+def _result_json(r: ReapResult) -> dict[str, Any]:
+    v = r.verdict
+    wt = v.worktree
+    return {
+        "path": str(wt.path),
+        "branch": wt.branch.removeprefix("refs/heads/") if wt.branch else None,
+        "head": str(wt.head) if wt.head else None,
+        "disposition": v.disposition.value, "reason": v.reason, "outcome": r.outcome.value,
+        "detail": r.detail, "triage": v.triage, "restore": list(r.restore),
+        "bundle": r.bundle.to_json() if r.bundle else None, "operation": r.op_id,
+        "salvaged": list(r.salvaged),
+        "gates": [{"name": g.name, "passed": g.passed, "detail": g.detail} for g in v.gates],
+    }
+
+
+def _tally(results: list[ReapResult]) -> dict[str, int]:
+    counts = {o.value: 0 for o in Outcome}
+    for r in results:
+        counts[r.outcome.value] += 1
+    return counts
+
+
+def reap_json(plan: ReapPlan, results: list[ReapResult], *, dry_run: bool) -> dict[str, Any]:
+    """The JSON document ``worktree reap --json`` prints."""
+    return {"dry_run": dry_run, "pr_evidence": plan.pr_note, "degraded": plan.degraded,
+            "notes": plan.notes, "worktrees": [_result_json(r) for r in results],
+            "counts": _tally(results)}
+
+
+_WORD = {Outcome.REMOVED: "removed", Outcome.ARCHIVED: "archived",
+         Outcome.WOULD_REMOVE: "would remove", Outcome.WOULD_ARCHIVE: "would archive",
+         Outcome.KEPT: "kept", Outcome.RACED: "kept (raced)", Outcome.FAILED: "kept (failed)"}
+
+
+def render_reap(plan: ReapPlan, results: list[ReapResult], *, dry_run: bool,
+                explain: bool) -> str:
+    """The text report: the PR-evidence line, one block per worktree, then the totals."""
+    lines = [plan.pr_note]
+    lines += [f"note: {_show(n)}" for n in plan.notes]
+    if dry_run:
+        lines.append("dry run: nothing is removed")
+    for r in results:
+        v = r.verdict
+        wt = v.worktree
+        if wt.is_main and not explain:
+            continue
+        name = (wt.branch.removeprefix("refs/heads/") if wt.branch
+                else f"detached {wt.head.short}" if wt.head else "bare")
+        lines.append(f"{_WORD[r.outcome]}: {_show(wt.path)} ({_show(name)})")
+        lines.append(f"  {v.disposition.value}: {_show(v.reason)}")
+        if r.outcome in (Outcome.RACED, Outcome.FAILED):
+            lines.append(f"  {_show(r.detail)}")
+        if v.triage:
+            lines.append(f"  triage: {v.triage}")
+        for path in r.salvaged:
+            lines.append(f"  salvaged: {_show(path)}")
+        if r.bundle is not None:
+            lines.append(f"  bundle: {_show(r.bundle.path)} ({r.bundle.note})")
+            for pre in r.bundle.prerequisites:
+                lines.append(f"  prerequisite: {pre} must be present to restore")
+        for cmd in r.restore:
+            lines.append(f"  restore: {cmd}")
+        if explain:
+            for g in v.gates:
+                lines.append(f"    {'pass' if g.passed else 'FAIL'} {g.name}: {_show(g.detail)}")
+    t = _tally(results)
+    if dry_run:
+        lines.append(f"would remove {t['would_remove']}, would archive {t['would_archive']}, "
+                     f"keep {t['kept']}")
+    else:
+        kept = t["kept"] + t["raced"] + t["failed"]
+        lines.append(f"removed {t['removed']}, archived {t['archived']}, kept {kept}")
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,262 @@
+"""Many repositories, worst first (issue 4, section 5; second document, ``--multi-repo --report``).
+
+Read-only. :func:`discover` finds repositories (explicit ``--repo`` paths, a bounded scan of root
+directories, or the user's ``repos.json``) and caps the de-duplicated list BEFORE any git work.
+:func:`analyse` judges one repository (full tier: the inventory plus one ``status`` per linked
+worktree; fast tier: one ``for-each-ref`` and one ``worktree list``); a broken repository gives a
+row with its error, never an exception. :func:`rank` orders rows worst first: lost-work risks,
+then dirty or unproven worktrees, then branches at the dormancy block stage, then the rest
+(merged-not-deleted plus dormant), and says why.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Callable, Iterable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from branchkeeper.analysis.inventory import build_inventory
+from branchkeeper.errors import BranchkeeperError, ConfigError
+from branchkeeper.git.repo import list_worktrees, parse_worktree_porcelain, repo_facts
+from branchkeeper.git.run import GitError, run_git
+from branchkeeper.model.config import load_config
+from branchkeeper.model.records import Stage
+
+#: How deep a root directory is scanned for repositories.
+SCAN_DEPTH = 3
+#: Directory names never descended into.
+SKIP_DIRS = frozenset({".git", "node_modules", ".venv", "venv", "__pycache__", ".tox",
+                       ".mypy_cache", ".pytest_cache", "site-packages", ".cache"})
+#: Repositories analysed at once.
+WORKERS = 4
+
+
+def config_path() -> Path:
+    """``$XDG_CONFIG_HOME/branchkeeper/repos.json`` (default ``~/.config/...``)."""
+    base = os.environ.get("XDG_CONFIG_HOME") or str(Path.home() / ".config")
+    return Path(base) / "branchkeeper" / "repos.json"
+
+
+def init_config(path: Path) -> bool:
+    """Write an empty ``{"repos": [], "roots": []}`` at ``path``; False (untouched) when a file
+    is already there. Raises ``OSError`` when it cannot be written."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        with path.open("x", encoding="utf-8") as fh:
+            fh.write(json.dumps({"repos": [], "roots": []}, indent=2) + "\n")
+    except FileExistsError:
+        return False
+    return True
+
+
+def read_config(path: Path) -> tuple[list[Path], list[Path]]:
+    """(repos, roots) from ``repos.json``; raises :class:`ConfigError` when malformed."""
+    try:
+        data = json.loads(path.read_text("utf-8"))
+    except (OSError, ValueError) as exc:
+        raise ConfigError(f"{path}: unreadable ({exc})") from None
+    if not isinstance(data, dict) or set(data) - {"repos", "roots"}:
+        raise ConfigError(f"{path}: must be an object with keys 'repos' and 'roots'")
+    out: list[list[Path]] = []
+    for key in ("repos", "roots"):
+        items = data.get(key, [])
+        if not isinstance(items, list) or not all(isinstance(i, str) for i in items):
+            raise ConfigError(f"{path}: {key} must be a list of paths")
+        out.append([Path(os.path.expanduser(i)) for i in items])
+    return out[0], out[1]
+
+
+def _is_linked_worktree(dotgit: Path) -> bool:
+    try:
+        text = dotgit.read_text("utf-8", "replace")
+    except OSError:
+        return False
+    return text.startswith("gitdir:") and "/worktrees/" in text.replace("\\", "/")
+
+
+def _looks_bare(path: Path) -> bool:
+    return (path / "HEAD").is_file() and (path / "objects").is_dir() and (path / "refs").is_dir()
+
+
+def scan(root: Path, *, depth: int = SCAN_DEPTH) -> list[Path]:
+    """Repositories under ``root`` (itself included), at most ``depth`` levels down, sorted.
+
+    A directory holding ``.git`` (a directory, or a file that is not a linked worktree's) or a
+    bare layout is a repository and is not descended into; :data:`SKIP_DIRS` and virtualenvs
+    (``pyvenv.cfg``) are skipped. Reads the filesystem only.
+    """
+    found: list[Path] = []
+
+    def walk(here: Path, level: int) -> None:
+        dotgit = here / ".git"
+        if dotgit.is_dir() or (dotgit.is_file() and not _is_linked_worktree(dotgit)):
+            found.append(here)
+            return
+        if dotgit.is_file() or (here / "pyvenv.cfg").exists():
+            return
+        if _looks_bare(here):
+            found.append(here)
+            return
+        if level >= depth:
+            return
+        try:
+            children = sorted(p for p in here.iterdir() if p.is_dir() and not p.is_symlink())
+        except OSError:
+            return
+        for child in children:
+            if child.name not in SKIP_DIRS:
+                walk(child, level + 1)
+
+    walk(root, 0)
+    return found
+
+
+def discover(repos: Sequence[Path], roots: Sequence[Path], *, max_repos: int | None) -> list[Path]:
+    """``repos`` then every repository under ``roots``, de-duplicated by resolved path, capped
+    at ``max_repos`` before any git runs."""
+    seen: dict[Path, None] = {}
+    for p in [*repos, *(r for root in roots for r in scan(root))]:
+        seen.setdefault(Path(os.path.abspath(p)).resolve(), None)
+    found = list(seen)
+    return found[:max_repos] if max_repos is not None else found
+
+
+@dataclass
+class RepoReport:
+    """One repository's row. Counts are ``None`` in the fast tier where not computed.
+    ``error`` is set (and counts left empty) when the repository could not be read."""
+
+    path: str
+    error: str | None = None
+    lost_work: int | None = None
+    dirty_worktrees: int | None = None
+    unproven_worktrees: int | None = None
+    block_stage: int | None = None
+    merged_not_deleted: int | None = None
+    dormant: int | None = None
+    branches: int | None = None
+    remote_branches: int | None = None
+    worktrees: int | None = None
+    locked: int | None = None
+    prunable: int | None = None
+    why: list[str] = field(default_factory=list)
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def _dirty(path: Path) -> bool | None:
+    res = run_git(["status", "--porcelain=v1", "-z", "--untracked-files=normal"], cwd=path,
+                  check=False)
+    return None if res.returncode != 0 else bool(res.stdout)
+
+
+def analyse(path: Path, *, count_only: bool) -> RepoReport:
+    """Judge the repository at ``path`` (see the module docstring); never raises for a broken
+    repository: its row carries the error."""
+    row = RepoReport(str(path))
+    try:
+        if count_only:
+            return _fast(path, row)
+        facts = repo_facts(path)
+        config = load_config(facts.main_root).config
+        inv = build_inventory(facts, config, budget_ms=config.branches.sweep.budget_ms)
+        recs = inv.records
+        row.lost_work = sum(1 for r in recs if r.lost_work_risk)
+        row.block_stage = sum(1 for r in recs if r.stage is Stage.BLOCK)
+        row.merged_not_deleted = sum(1 for r in recs if r.state.preserved and r.local_tip)
+        row.dormant = sum(1 for r in recs if r.state.value == "dormant")
+        row.branches = sum(1 for r in recs if r.local_tip is not None)
+        row.remote_branches = sum(1 for r in recs if r.remote_tip is not None)
+        by_name = inv.by_name()
+        wts = list_worktrees(facts)
+        row.worktrees = len(wts)
+        row.locked = sum(1 for w in wts if w.locked)
+        row.prunable = sum(1 for w in wts if w.prunable)
+        dirty = unproven = 0
+        for w in wts:
+            if w.is_main or w.bare or w.prunable:
+                continue
+            if _dirty(w.path) is not False:
+                dirty += 1
+            rec = by_name.get(w.branch.removeprefix("refs/heads/")) if w.branch else None
+            if rec is None or not rec.state.preserved:
+                unproven += 1
+        row.dirty_worktrees, row.unproven_worktrees = dirty, unproven
+    except (BranchkeeperError, OSError, ValueError) as exc:
+        row.error = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        return row
+    row.why = _why(row)
+    return row
+
+
+def _fast(path: Path, row: RepoReport) -> RepoReport:
+    if not path.is_dir():
+        raise BranchkeeperError(f"{path}: no such directory")
+    # A ref name never holds a line break, so one name per line is exact.
+    names = run_git(["for-each-ref", "--format=%(refname)", "refs/heads", "refs/remotes"],
+                    cwd=path).text.splitlines()
+    row.branches = sum(1 for n in names if n.startswith("refs/heads/"))
+    row.remote_branches = sum(1 for n in names if n.startswith("refs/remotes/")
+                              and not n.endswith("/HEAD"))
+    out = run_git(["worktree", "list", "--porcelain", "-z"], cwd=path).stdout
+    wts = parse_worktree_porcelain(out, nul=True)
+    row.worktrees = len(wts)
+    row.locked = sum(1 for w in wts if w.locked)
+    row.prunable = sum(1 for w in wts if w.prunable)
+    row.why = [f"{row.branches} local branch(es), {row.worktrees - 1} linked worktree(s)"]
+    return row
+
+
+def _why(row: RepoReport) -> list[str]:
+    why: list[str] = []
+    if row.lost_work:
+        why.append(f"{row.lost_work} branch(es) at LOST WORK RISK (in no remote ref)")
+    if row.dirty_worktrees:
+        why.append(f"{row.dirty_worktrees} dirty worktree(s)")
+    if row.unproven_worktrees:
+        why.append(f"{row.unproven_worktrees} worktree(s) on unproven branches")
+    if row.block_stage:
+        why.append(f"{row.block_stage} branch(es) dormant at the block stage")
+    rest = []
+    if row.merged_not_deleted:
+        rest.append(f"{row.merged_not_deleted} merged, not deleted")
+    if row.dormant:
+        rest.append(f"{row.dormant} dormant")
+    why.extend(rest)
+    return why or ["nothing to clean"]
+
+
+def rank_key(row: RepoReport) -> tuple[int, ...]:
+    """Sort key, worst first: broken rows last; then lost work, dirty+unproven worktrees,
+    block-stage branches, merged-not-deleted+dormant (fast tier: linked worktrees, branches)."""
+    if row.error is not None:
+        return (1, 0, 0, 0, 0)
+    if row.lost_work is None:
+        return (0, -((row.worktrees or 1) - 1), -(row.branches or 0), 0, 0)
+    return (0, -row.lost_work, -((row.dirty_worktrees or 0) + (row.unproven_worktrees or 0)),
+            -(row.block_stage or 0), -((row.merged_not_deleted or 0) + (row.dormant or 0)))
+
+
+def run_all(paths: Iterable[Path], *, count_only: bool, workers: int = WORKERS,
+            progress: Callable[[RepoReport], None] | None = None) -> list[RepoReport]:
+    """Analyse ``paths`` on a thread pool of ``workers``; return the rows ranked worst first
+    (ties keep discovery order). ``progress`` is called once per finished repository."""
+    ordered = list(paths)
+
+    def one(p: Path) -> RepoReport:
+        try:
+            row = analyse(p, count_only=count_only)
+        except GitError as exc:  # analyse catches these; a belt for the thread pool
+            row = RepoReport(str(p), error=str(exc).splitlines()[0])
+        if progress is not None:
+            progress(row)
+        return row
+
+    with ThreadPoolExecutor(max_workers=workers) as pool:
+        rows = list(pool.map(one, ordered))
+    return sorted(rows, key=rank_key)
