@@ -14,7 +14,7 @@ import time
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from branchkeeper.analysis.cache import InventoryCache
+from branchkeeper.analysis.cache import InventoryCache, read_json, write_json_atomic
 from branchkeeper.analysis.graph import read_grafts, walk_subgraph
 from branchkeeper.analysis.patchids import range_line_counts
 from branchkeeper.analysis.proofs import Base, Deadline, TipVerdict, prove_tips
@@ -38,6 +38,8 @@ from branchkeeper.model.records import (
 )
 
 _DAY = 86400.0
+#: The last sweep's per-branch summary, read by the guards (no inventory in a hook).
+LAST_SWEEP = "last-sweep.json"
 _NUMBER = re.compile(r"(?:^|[^0-9a-z])(?:(?:issue|gh)[-_]?)?(\d{2,5})(?=$|[^0-9])", re.I)
 _SUBJECT_NUMBER = re.compile(r"(?:#|\bPlan\s+)(\d{1,6})\b")
 
@@ -414,11 +416,38 @@ def build_inventory(
             lines=lines.get(tip) if proof is None else None,
         ))
     cache.save()
+    if use_cache:
+        write_json_atomic(facts.common_dir / "branchkeeper" / LAST_SWEEP,
+                          last_sweep_summary(records, now))
     return Inventory(
         facts=facts, config=config, remote=remote, default=default, records=records,
         worktrees=worktrees, bases=[*default_bases, *line_bases], notes=notes,
         elapsed_s=time.monotonic() - started, verdicts=verdicts,
     )
+
+
+def last_sweep_summary(records: list[BranchRecord], now: float) -> dict[str, object]:
+    """What the guards read instead of a full inventory: per branch name, the state at a tip.
+
+    ``{"time": unix s, "branches": {name: [tip, state, stage, containment, age_days, worktree]}}``.
+    A reader trusts an entry only while the branch is still at that tip.
+    """
+    return {
+        "time": int(now),
+        "branches": {
+            r.name: [r.tip, r.state.value, r.stage.value if r.stage else None,
+                     r.containment.value if r.containment else None, r.age_days, r.worktree]
+            for r in records
+        },
+    }
+
+
+def read_last_sweep(common_dir: Path) -> dict[str, list[object]]:
+    """The last sweep's per-branch summary from the cache (empty when none); cheap, no git."""
+    data = read_json(common_dir / "branchkeeper" / LAST_SWEEP)
+    if isinstance(data, dict) and isinstance(data.get("branches"), dict):
+        return {k: v for k, v in data["branches"].items() if isinstance(v, list) and len(v) == 6}
+    return {}
 
 
 def _proof_reason(kind: str, base: str, landed: Oid | None) -> str:
