@@ -1,0 +1,361 @@
+"""Classify a git invocation: creation, destruction, evacuation (spec sections 3, 7, 11, 13).
+
+Pure functions of a `GitInvocation` (see `shell.git_invocations`). They report what the
+command would do by git's own option rules; whether it is allowed is decided elsewhere.
+"""
+
+from __future__ import annotations
+
+import posixpath
+import re
+from dataclasses import dataclass
+
+from branchkeeper.policy import gitopts
+from branchkeeper.policy.shellmodel import NON_FILE_SINKS, GitInvocation, Invocation
+
+_BRANCH = gitopts.spec(
+    "v|verbose q|quiet t|track? |no-track u|set-upstream-to= |unset-upstream |color? "
+    "|no-color r|remotes |contains^ |no-contains^ |merged^ |no-merged^ |points-at= "
+    "|column? |no-column |sort= |format= a|all l|list |show-current d|delete D m|move M "
+    "c|copy C |edit-description f|force |create-reflog i|ignore-case |omit-empty "
+    "|recurse-submodules |abbrev? |no-abbrev"
+)
+# Options that leave `git branch <name> [<start>]` in its create form (branch.c cmd_branch).
+_BRANCH_CREATE_OK = frozenset(
+    {"force", "no-force", "track", "no-track", "quiet", "no-quiet", "verbose", "color",
+     "no-color", "abbrev", "no-abbrev", "create-reflog", "no-create-reflog",
+     "recurse-submodules", "no-recurse-submodules"}
+)  # fmt: skip
+_SWITCH = gitopts.spec(
+    "c|create= C|force-create= |orphan= d|detach |guess f|force |discard-changes m|merge "
+    "|conflict= q|quiet |progress t|track? |ignore-other-worktrees |recurse-submodules?"
+)
+_CHECKOUT = gitopts.spec(
+    "b= B= |orphan= l t|track? |detach f|force m|merge |conflict= p|patch q|quiet |progress "
+    "2|ours 3|theirs |ignore-skip-worktree-bits |ignore-other-worktrees |overwrite-ignore "
+    "|guess |overlay |recurse-submodules? |pathspec-from-file= |pathspec-file-nul"
+)
+_WT_ADD = gitopts.spec(
+    "f|force b= B= d|detach |checkout |guess-remote |lock |reason= q|quiet |track |orphan "
+    "|relative-paths"
+)
+_WT_REMOVE = gitopts.spec("f|force")
+_PUSH = gitopts.spec(
+    "|all |branches |mirror d|delete |tags n|dry-run |porcelain f|force |force-with-lease? "
+    "|force-if-includes |recurse-submodules= |thin |receive-pack= |exec= u|set-upstream "
+    "|progress |prune |verify |follow-tags |signed? |atomic o|push-option= 4|ipv4 6|ipv6 "
+    "|repo= q|quiet v|verbose"
+)
+_UPDATE_REF = gitopts.spec("m= d |no-deref |stdin z |create-reflog |batch-updates")
+# Diff-family options that take the next word; the rest are treated as flags.
+_DIFF_COMMON = (
+    "|output= O= S= G= I= |diff-filter= |src-prefix= |dst-prefix= |line-prefix= "
+    "|find-object= |anchored= |word-diff-regex= |cached |staged p|patch u s|no-patch "
+    "|no-index |stdout o|output-directory= |subject-prefix= v|reroll-count= |to= |cc= "
+    "|in-reply-to= |suffix= |base= |interdiff= |range-diff= |signature-file= "
+    "|description-file= |format= |pretty? |start-number= |include-untracked |only-untracked"
+)
+_DIFF = gitopts.spec(_DIFF_COMMON)
+_ZERO_OID = re.compile(r"0{40}(0{24})?\Z")
+_STDOUT_KINDS = frozenset({"diff", "diff_cached", "stash_show", "show"})
+
+
+@dataclass(frozen=True, slots=True)
+class Creation:
+    """A command that would create a branch (spec section 3 routes).
+
+    `route` is one of `switch_create`, `checkout_create`, `branch_create`, `worktree_add_b`,
+    `worktree_add_dwim`. `path` is the new worktree (absolute) for worktree routes. For
+    `worktree_add_dwim`, `needs_existence_check` is True: git creates the branch only when
+    `refs/heads/<candidate_existing>` does not exist (and, when a commit-ish was given, only
+    when it names no commit but one remote's branch). `dynamic` means name or options unknown.
+    """
+
+    name: str
+    route: str
+    start: str | None
+    path: str | None
+    force: bool
+    dynamic: bool
+    cwd: str | None
+    needs_existence_check: bool = False
+    candidate_existing: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Destruction:
+    """A command that would delete a branch, a remote branch or a worktree (sections 7, 11).
+
+    `kind`: `branch_force_delete`, `branch_delete`, `update_ref_delete`, `worktree_remove`,
+    `worktree_remove_force`, `push_delete`, `push_mirror`, `push_prune`. `targets` are branch
+    names (without `refs/heads/`; other refs keep their full name; remote-tracking deletes give
+    `origin/x`) or absolute worktree paths (raw text when unresolvable); `refs` the full ref
+    names for branch kinds; `remote` the remote for push kinds. `dynamic` means some target,
+    the remote or the repository could not be known.
+    """
+
+    kind: str
+    targets: tuple[str, ...]
+    remote: str | None
+    dynamic: bool
+    cwd: str | None
+    refs: tuple[str, ...] = ()
+    remote_tracking: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class Evacuation:
+    """A command that writes a worktree's or branch's changes to files (section 13).
+
+    `kind`: `diff`, `diff_cached`, `format_patch`, `stash_show`, `show`. `outputs` are absolute
+    paths (raw text when from an expansion or unresolvable, with `dynamic` True);
+    `source_cwd` the worktree read (work tree or effective cwd); `source_rev` the first
+    revision-like operand, if any.
+    """
+
+    kind: str
+    outputs: tuple[str, ...]
+    source_cwd: str | None
+    source_rev: str | None
+    dynamic: bool
+
+
+def _join(cwd: str | None, path: str) -> str | None:
+    if path.startswith("/"):
+        return posixpath.normpath(path)
+    return None if cwd is None else posixpath.normpath(posixpath.join(cwd, path))
+
+
+def _last_value(p: gitopts.Parsed, *keys: str) -> tuple[str, str | None, bool] | None:
+    found = p.values(*keys)
+    return found[-1] if found else None
+
+
+def creation(g: GitInvocation) -> Creation | None:
+    """The branch this invocation would create, or None. Spec section 3, issue 5 section 2."""
+    sub, args, dyn = g.subcommand, g.args, g.args_dynamic
+    if sub == "switch":
+        p = gitopts.parse(args, dyn, _SWITCH)
+        opt = _last_value(p, "create", "force-create", "orphan")
+        if opt is None or opt[1] is None:
+            return None
+        start = p.operands[0][0] if p.operands and opt[0] != "orphan" else None
+        return Creation(opt[1], "switch_create", start, None, opt[0] == "force-create",
+                        g.dynamic or p.unknown, g.cwd)  # fmt: skip
+    if sub == "checkout":
+        p = gitopts.parse(args, dyn, _CHECKOUT)
+        opt = _last_value(p, "b", "B", "orphan")
+        if opt is None or opt[1] is None:
+            return None
+        ops = p.operands[: p.after_dashdash] if p.after_dashdash is not None else p.operands
+        start = ops[0][0] if ops else None
+        return Creation(opt[1], "checkout_create", start, None, opt[0] == "B",
+                        g.dynamic or p.unknown, g.cwd)  # fmt: skip
+    if sub == "branch":
+        p = gitopts.parse(args, dyn, _BRANCH)
+        if p.unknown or any(key not in _BRANCH_CREATE_OK for key, _, _ in p.options):
+            return None
+        if not 1 <= len(p.operands) <= 2:
+            return None
+        start = p.operands[1][0] if len(p.operands) == 2 else None
+        return Creation(p.operands[0][0], "branch_create", start, None, p.has("force"),
+                        g.dynamic, g.cwd)  # fmt: skip
+    if sub == "worktree" and args[:1] == ("add",):
+        return _worktree_add(g)
+    return None
+
+
+def _worktree_add(g: GitInvocation) -> Creation | None:
+    p = gitopts.parse(g.args[1:], g.args_dynamic[1:], _WT_ADD)
+    if not p.operands:
+        return None
+    raw_path = p.operands[0][0]
+    path = None if p.operands[0][1] else _join(g.cwd, raw_path)
+    start = p.operands[1][0] if len(p.operands) > 1 else None
+    dynamic = g.dynamic or p.unknown
+    opt = _last_value(p, "b", "B")
+    if opt is not None and opt[1] is not None:
+        return Creation(opt[1], "worktree_add_b", start, path, opt[0] == "B", dynamic, g.cwd)
+    if p.has("detach"):
+        return None
+    # builtin/worktree.c add(): no commit-ish -> dwim_branch(basename of path); a commit-ish
+    # that names no commit but one remote's branch -> a new branch of that name.
+    name = start if start is not None else posixpath.basename(raw_path.rstrip("/"))
+    if not name:
+        return None
+    return Creation(name, "worktree_add_dwim", start, path, False, dynamic, g.cwd,
+                    needs_existence_check=True, candidate_existing=name)  # fmt: skip
+
+
+def destruction(g: GitInvocation) -> tuple[Destruction, ...]:
+    """Every deletion this invocation would perform (sections 7, 11; issue 5 section 2)."""
+    sub, args, dyn = g.subcommand, g.args, g.args_dynamic
+    if sub == "branch":
+        return _branch_delete(g)
+    if sub == "update-ref":
+        return _update_ref(g)
+    if sub == "worktree" and args[:1] == ("remove",):
+        p = gitopts.parse(args[1:], dyn[1:], _WT_REMOVE)
+        if not p.operands and not g.dynamic:
+            return ()
+        paths = tuple((None if d else _join(g.cwd, t)) or t for t, d in p.operands)
+        force = p.count("force") > 0
+        kind = "worktree_remove_force" if force else "worktree_remove"
+        dynamic = g.dynamic or p.unknown or any(not t.startswith("/") for t in paths)
+        return (Destruction(kind, paths, None, dynamic, g.cwd),)
+    if sub == "push":
+        return _push(g)
+    return ()
+
+
+def _branch_delete(g: GitInvocation) -> tuple[Destruction, ...]:
+    p = gitopts.parse(g.args, g.args_dynamic, _BRANCH)
+    if not (p.has("delete") or p.count("D")):
+        return ()
+    if not p.operands and not g.dynamic:
+        return ()  # git refuses: "branch name required" (unless xargs supplies names)
+    force = p.count("D") > 0 or p.has("force")
+    remote = p.has("remotes")
+    names = tuple(name for name, _ in p.operands)
+    refs = tuple(("refs/remotes/" if remote else "refs/heads/") + n for n in names)
+    kind = "branch_force_delete" if force else "branch_delete"
+    return (Destruction(kind, names, None, g.dynamic or p.unknown, g.cwd, refs, remote),)
+
+
+def _short_ref(ref: str) -> str:
+    return ref[len("refs/heads/") :] if ref.startswith("refs/heads/") else ref
+
+
+def _update_ref(g: GitInvocation) -> tuple[Destruction, ...]:
+    p = gitopts.parse(g.args, g.args_dynamic, _UPDATE_REF)
+    dynamic = g.dynamic or p.unknown
+    if p.has("stdin"):
+        feeds = [r for r in g.invocation.redirects if r.op in ("<<", "<<-", "<<<")]
+        if p.has("z") or not feeds or feeds[-1].dynamic or feeds[-1].body is None:
+            return (Destruction("update_ref_delete", (), None, True, g.cwd),)
+        refs = []
+        for line in feeds[-1].body.splitlines():
+            parts = line.split()
+            deletes = parts[:1] == ["delete"] and len(parts) >= 2
+            zeroes = parts[:1] == ["update"] and len(parts) >= 3 and _ZERO_OID.match(parts[2])
+            if deletes or zeroes:
+                refs.append(parts[1])
+        if not refs:
+            return ()
+        return (Destruction("update_ref_delete", tuple(_short_ref(r) for r in refs), None,
+                            dynamic, g.cwd, tuple(refs)),)  # fmt: skip
+    ops = [t for t, _ in p.operands]
+    if p.has("d") and ops:
+        ref = ops[0]
+    elif len(ops) >= 2 and _ZERO_OID.match(ops[1]):
+        ref = ops[0]  # `update-ref <ref> 0000...` deletes too
+    else:
+        return ()
+    return (Destruction("update_ref_delete", (_short_ref(ref),), None, dynamic, g.cwd, (ref,)),)
+
+
+def _push(g: GitInvocation) -> tuple[Destruction, ...]:
+    p = gitopts.parse(g.args, g.args_dynamic, _PUSH)
+    if p.has("dry-run"):
+        return ()
+    repo_opt = _last_value(p, "repo")
+    operands = list(p.operands)
+    remote = repo_opt[1] if repo_opt else (operands.pop(0)[0] if operands else None)
+    dynamic = g.dynamic or p.unknown
+    out: list[Destruction] = []
+    if p.has("delete"):
+        names = tuple(_short_ref(t) for t, _ in operands)
+        out.append(Destruction("push_delete", names, remote, dynamic, g.cwd, names))
+    else:
+        deleted = []
+        for spec, _ in operands:
+            body = spec[1:] if spec.startswith("+") else spec
+            if body.startswith(":") and len(body) > 1:
+                deleted.append(_short_ref(body[1:]))
+        if deleted:
+            out.append(Destruction("push_delete", tuple(deleted), remote, dynamic, g.cwd,
+                                   tuple(deleted)))  # fmt: skip
+    if p.has("mirror"):
+        out.append(Destruction("push_mirror", (), remote, dynamic, g.cwd))
+    if p.has("prune"):
+        out.append(Destruction("push_prune", (), remote, dynamic, g.cwd))
+    return tuple(out)
+
+
+def evacuation(g: GitInvocation) -> Evacuation | None:
+    """Where this invocation writes a patch of work, or None (spec section 13).
+
+    Outputs come from stdout redirects, `--output=`, `format-patch -o DIR` (or the cwd when
+    format-patch writes files without `--stdout`), and files of `tee` or redirects further
+    down a pipe. `/dev/null` and similar sinks are not outputs.
+    """
+    sub, args, dyn = g.subcommand, g.args, g.args_dynamic
+    if sub == "stash":
+        if args[:1] != ("show",):
+            return None
+        p = gitopts.parse(args[1:], dyn[1:], _DIFF)
+        show_patch = any(k == "stash.showpatch" and v == "true" for k, v in _lower(g.config))
+        if not (p.has("patch") or show_patch):
+            return None
+        kind = "stash_show"
+    elif sub in ("diff", "format-patch", "show"):
+        p = gitopts.parse(args, dyn, _DIFF)
+        kind = {"diff": "diff", "format-patch": "format_patch", "show": "show"}[sub]
+        if kind == "diff" and p.has("cached", "staged"):
+            kind = "diff_cached"
+    else:
+        return None
+    outputs: list[tuple[str, bool]] = []
+    for _, value, vdyn in p.values("output"):
+        if value is not None:
+            outputs.append(_out(g.cwd, value, vdyn))
+    if kind == "format_patch":
+        dirs = p.values("output-directory")
+        for _, value, vdyn in dirs:
+            if value is not None:
+                outputs.append(_out(g.cwd, value, vdyn))
+        if p.has("stdout"):
+            outputs.extend(_stdout_sinks(g.invocation))
+        elif not dirs and not p.values("output"):
+            outputs.append((g.cwd or ".", g.cwd is None))  # patch files land in the cwd
+    else:
+        outputs.extend(_stdout_sinks(g.invocation))
+    outputs = [(o, d) for o, d in outputs if o not in NON_FILE_SINKS]
+    if not outputs:
+        return None
+    ops = p.operands[: p.after_dashdash] if p.after_dashdash is not None else p.operands
+    rev = ops[0][0] if ops else ("stash@{0}" if kind == "stash_show" else None)
+    return Evacuation(kind, tuple(dict.fromkeys(o for o, _ in outputs)), g.work_tree or g.cwd,
+                      rev, g.dynamic or any(d for _, d in outputs))  # fmt: skip
+
+
+def _lower(config: tuple[tuple[str, str], ...]) -> list[tuple[str, str]]:
+    return [(k.lower(), v.lower()) for k, v in config]
+
+
+def _out(cwd: str | None, target: str, dynamic: bool) -> tuple[str, bool]:
+    path = None if dynamic else _join(cwd, target)
+    return (path, False) if path is not None else (target, True)
+
+
+def _stdout_sinks(inv: Invocation) -> list[tuple[str, bool]]:
+    """Files that receive `inv`'s stdout: its redirects, then tee/redirects down the pipe."""
+    found: list[tuple[str, bool]] = []
+    seen: set[int] = set()
+    todo = [inv]
+    first = True
+    while todo:
+        cur = todo.pop(0)
+        if id(cur) in seen:
+            continue
+        seen.add(id(cur))
+        for r in cur.redirects:
+            if r.writes_stdout:
+                found.append((r.path, False) if r.path else (r.target, True))
+        if not first and cur.name == "tee":
+            files = [(w, d) for w, d in zip(cur.argv[1:], cur.dynamic_args[1:], strict=False)
+                     if not w.startswith("-") or w == "-"]  # fmt: skip
+            found.extend(_out(cur.cwd, w, d) for w, d in files if w != "-")
+        first = False
+        todo.extend(cur.downstream)
+    return found

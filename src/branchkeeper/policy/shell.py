@@ -1,0 +1,235 @@
+"""Reading an agent's shell command: `parse_command`, `git_invocations` (spec sections 3, 11, 13).
+
+Pure functions: no git process, no filesystem access, no printing. tree-sitter is imported on
+first use only (the hook imports this module on every tool call), and the parser is a lazily
+created module-level singleton. `parse_command` never raises: input it cannot read in full
+comes back with `unparsed=True` and a reason.
+"""
+
+from __future__ import annotations
+
+import posixpath
+from typing import Any
+
+from branchkeeper.policy.shellmodel import (
+    GitInvocation,
+    Invocation,
+    ParsedCommand,
+    Redirect,
+)
+
+__all__ = [
+    "MAX_INPUT_BYTES",
+    "GitInvocation",
+    "Invocation",
+    "ParsedCommand",
+    "Redirect",
+    "git_invocation",
+    "git_invocations",
+    "parse_command",
+    "rm_recursive_targets",
+]
+
+MAX_INPUT_BYTES = 256 * 1024
+_PARSER: Any = None
+
+
+def _parse_bytes(data: bytes) -> Any:
+    """tree-sitter parse of `data` with the shared bash parser (created on first call)."""
+    global _PARSER
+    if _PARSER is None:
+        import tree_sitter
+        import tree_sitter_bash
+
+        _PARSER = tree_sitter.Parser(tree_sitter.Language(tree_sitter_bash.language()))
+    return _PARSER.parse(data)
+
+
+def parse_command(text: str, *, cwd: str, home: str | None = None) -> ParsedCommand:
+    """Parse a bash command string into every simple command it runs, in source order.
+
+    `cwd` is the absolute directory the command starts in; `home` (optional) resolves `~`.
+    Returns a ParsedCommand; never raises. Input over MAX_INPUT_BYTES (UTF-8), with NUL
+    characters, or not encodable as UTF-8 is refused as unparsed. Spec: issue 5 section 1.
+    """
+    try:
+        return _parse(text, cwd=cwd, home=home)
+    except RecursionError:
+        return ParsedCommand(text, (), True, "commands nested too deeply")
+    except Exception as exc:  # the guard must fail closed, never crash the hook
+        return ParsedCommand(text, (), True, f"parser failure: {type(exc).__name__}")
+
+
+def _parse(text: str, *, cwd: str, home: str | None) -> ParsedCommand:
+    from branchkeeper.policy import shellwalk as walk
+
+    if not isinstance(text, str):
+        return ParsedCommand(str(text), (), True, "command is not text")
+    if "\x00" in text:
+        return ParsedCommand(text, (), True, "command contains a NUL character")
+    try:
+        data = text.encode("utf-8")
+    except UnicodeEncodeError:
+        return ParsedCommand(text, (), True, "command is not valid Unicode")
+    if len(data) > MAX_INPUT_BYTES:
+        return ParsedCommand(text, (), True, f"command longer than {MAX_INPUT_BYTES} bytes")
+    start_cwd = posixpath.normpath(cwd) if cwd.startswith("/") else None
+    scope = walk.Scope(start_cwd, home)
+    ctx = walk.Ctx(data, [], [], 0, _parse_bytes)
+    tree = _parse_bytes(data)
+    root = tree.root_node
+    if root.has_error:
+        ctx.reasons.append(f"syntax the parser cannot read ({walk._error_where(root, data)})")
+    walk.run_container(root, scope, ctx, walk.Inherit())
+    frozen: dict[int, Invocation] = {}
+    invocations = tuple(_freeze(inv, frozen) for inv in ctx.out)
+    reasons = list(dict.fromkeys(ctx.reasons))
+    return ParsedCommand(text, invocations, bool(reasons), "; ".join(reasons))
+
+
+def _freeze(inv: Any, memo: dict[int, Invocation]) -> Invocation:
+    done = memo.get(id(inv))
+    if done is not None:
+        return done
+    flags = tuple(w.dynamic for w in inv.words)
+    result = Invocation(
+        argv=tuple(w.value for w in inv.words),
+        cwd=inv.cwd,
+        env=dict(inv.env),
+        env_dynamic=frozenset(inv.env_dynamic),
+        dynamic=inv.forced_dynamic or any(flags),
+        dynamic_args=flags,
+        redirects=tuple(inv.redirects),
+        downstream=tuple(_freeze(d, memo) for d in inv.downstream if d is not inv),
+        in_pipeline=inv.in_pipeline,
+        source=inv.source,
+        wrappers=tuple(inv.wrappers),
+    )
+    memo[id(inv)] = result
+    return result
+
+
+# git global options (git.c handle_options) that take the next word as their value.
+_GIT_VALUE_OPTS = frozenset(
+    {"-C", "-c", "--git-dir", "--work-tree", "--namespace", "--config-env", "--attr-source",
+     "--super-prefix"}
+)  # fmt: skip
+_GIT_INFO_OPTS = frozenset({"--version", "-v", "--help", "-h", "--html-path", "--man-path",
+                            "--info-path", "--exec-path", "--list-cmds"})  # fmt: skip
+
+
+def git_invocation(inv: Invocation) -> GitInvocation | None:
+    """Resolve git's global options of one invocation; None when it does not run git.
+
+    Handles `-C DIR` (cumulative, relative to the effective cwd), `--git-dir[=]`,
+    `--work-tree[=]`, `-c key=val`, `--bare`, `GIT_DIR`/`GIT_WORK_TREE` prefixes, and skips the
+    flag-only globals (`--no-pager`, `-p`, `-P`, `--literal-pathspecs`, ...). Spec: issue 5 s1.
+    """
+    if not inv.argv or inv.dynamic_args[:1] == (True,) or inv.name != "git":
+        return None
+    argv, flags = inv.argv, inv.dynamic_args
+    cwd = inv.cwd
+    dynamic = False
+    git_dir = inv.env.get("GIT_DIR") or None
+    work_tree = inv.env.get("GIT_WORK_TREE") or None
+    dynamic |= bool({"GIT_DIR", "GIT_WORK_TREE"} & inv.env_dynamic)
+    config: list[tuple[str, str]] = []
+    bare = False
+    i = 1
+    while i < len(argv):
+        word, dyn = argv[i], flags[i]
+        if not word.startswith("-") or word == "-":
+            break
+        name, eq, glued = word.partition("=")
+        if name in _GIT_INFO_OPTS and not (name == "--exec-path" and eq):
+            return _make(inv, None, i + 1, cwd, git_dir, work_tree, config, dynamic or dyn)
+        if name in _GIT_VALUE_OPTS and not eq:
+            if i + 1 >= len(argv):
+                return _make(inv, None, i + 1, cwd, git_dir, work_tree, config, dynamic)
+            value, vdyn = argv[i + 1], flags[i + 1]
+            i += 2
+        else:
+            value, vdyn = glued, dyn
+            i += 1
+        dynamic |= vdyn
+        if name == "-C" and value:
+            cwd = None if vdyn else _join(cwd, value)
+        elif name == "--git-dir":
+            git_dir = value
+        elif name == "--work-tree":
+            work_tree = value
+        elif name == "-c":
+            key, _, val = value.partition("=")
+            config.append((key, val))
+        elif name == "--bare":
+            bare = True
+    if bare and git_dir is None:
+        git_dir = "."
+    git_dir = _join(cwd, git_dir) if git_dir else None
+    work_tree = _join(cwd, work_tree) if work_tree else None
+    if i >= len(argv):
+        return _make(inv, None, i, cwd, git_dir, work_tree, config, dynamic)
+    return _make(inv, argv[i], i + 1, cwd, git_dir, work_tree, config, dynamic or flags[i])
+
+
+def _join(cwd: str | None, path: str) -> str | None:
+    if path.startswith("/"):
+        return posixpath.normpath(path)
+    return None if cwd is None else posixpath.normpath(posixpath.join(cwd, path))
+
+
+def _make(
+    inv: Invocation, sub: str | None, start: int, cwd: str | None, git_dir: str | None,
+    work_tree: str | None, config: list[tuple[str, str]], dynamic: bool,
+) -> GitInvocation:  # fmt: skip
+    args = inv.argv[start:]
+    flags = inv.dynamic_args[start:]
+    return GitInvocation(
+        invocation=inv,
+        subcommand=sub,
+        args=args,
+        args_dynamic=flags,
+        cwd=cwd,
+        git_dir=git_dir,
+        work_tree=work_tree,
+        config=tuple(config),
+        dynamic=dynamic or any(flags) or inv.dynamic,
+    )
+
+
+def git_invocations(parsed: ParsedCommand) -> tuple[GitInvocation, ...]:
+    """Every git invocation of a parsed command, in source order (see `git_invocation`)."""
+    found = (git_invocation(inv) for inv in parsed.invocations)
+    return tuple(g for g in found if g is not None)
+
+
+_RM_ARG_OPTS = frozenset({"--interactive", "--preserve-root"})
+
+
+def rm_recursive_targets(inv: Invocation) -> tuple[str, ...]:
+    """Targets of `rm -r`/`-R`/`-rf`/`--recursive` as absolute paths; () for any other command.
+
+    A target that came from an expansion or cannot be resolved (unknown cwd) is returned as
+    its raw text (not starting with '/'); `inv.dynamic` is then True. Spec section 13.
+    """
+    if inv.name != "rm":
+        return ()
+    recursive = False
+    operands: list[tuple[str, bool]] = []
+    options_done = False
+    for word, dyn in zip(inv.argv[1:], inv.dynamic_args[1:], strict=False):
+        if not options_done and word == "--":
+            options_done = True
+        elif not options_done and word.startswith("--"):
+            recursive |= word == "--recursive"
+        elif not options_done and word.startswith("-") and len(word) > 1:
+            recursive |= "r" in word or "R" in word
+        else:
+            operands.append((word, dyn))
+    if not recursive:
+        return ()
+    out: list[str] = []
+    for word, dyn in operands:
+        path = None if dyn else _join(inv.cwd, word)
+        out.append(path if path is not None else word)
+    return tuple(out)

@@ -1,0 +1,146 @@
+"""Immutable records produced by the shell-command reader (spec sections 3, 11, 13).
+
+These are plain data: the parser in `shellwalk` builds them, `shell` exposes them, and the
+decision layer reads them. Nothing here imports tree-sitter.
+"""
+
+from __future__ import annotations
+
+import posixpath
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+# Redirect operators whose target is a file that receives the command's stdout.
+_STDOUT_FILE_OPS = frozenset({">", ">>", ">|", "&>", "&>>"})
+# Paths that receive output without keeping it anywhere a person would call saved work.
+NON_FILE_SINKS = frozenset(
+    {"/dev/null", "/dev/stdout", "/dev/stderr", "/dev/tty", "/dev/fd/1", "/dev/fd/2"}
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Redirect:
+    """One redirection of a simple command.
+
+    `op` is the operator text (`>`, `>>`, `&>`, `<`, `<<`, `<<<`, `>&`, ...); `fd` the explicit
+    descriptor (`2` in `2>x`) or None; `target` the destination after quote removal (for a
+    heredoc or herestring: the delimiter / the string); `path` the absolute, normalised target
+    path when it names a file and could be resolved (None for descriptor duplication, heredocs,
+    dynamic targets or an unknown cwd); `dynamic` is True when the target came from an expansion;
+    `body` holds heredoc / herestring text (None otherwise).
+    """
+
+    op: str
+    fd: int | None
+    target: str
+    path: str | None
+    dynamic: bool
+    body: str | None = None
+
+    @property
+    def writes_stdout(self) -> bool:
+        """True when this redirect sends the command's stdout into a file (or unknown target)."""
+        if self.op in _STDOUT_FILE_OPS:
+            return self.fd in (None, 1)
+        if self.op == ">&" and self.fd in (None, 1):
+            # `>&file` is `&>file`; `>&2` duplicates a descriptor.
+            return not self.target.isdigit() and self.target != "-"
+        return False
+
+
+@dataclass(frozen=True, slots=True)
+class Invocation:
+    """One simple command, after wrapper prefixes (`env`, `sudo`, `command`, ...) are stripped.
+
+    `argv` is after quote removal and escape processing; `dynamic_args[i]` says whether argv[i]
+    came (even partly) from an expansion the guard cannot know (`$(...)`, `$VAR`, globs, braces,
+    arithmetic, `~` without a known home); `dynamic` is any of them or a forced mark (xargs,
+    find -exec). `cwd` is the effective directory, or None when unknown. `env` holds prefix
+    assignments and exports made earlier in the command (`env_dynamic` names those whose value
+    is unknown). `downstream` lists the commands that read this command's stdout through a pipe
+    (the next pipeline element; follow their own `downstream` for the rest). `wrappers` are the
+    stripped prefix words. `source` is the original text span.
+    """
+
+    argv: tuple[str, ...]
+    cwd: str | None
+    env: Mapping[str, str] = field(default_factory=dict, hash=False)
+    env_dynamic: frozenset[str] = frozenset()
+    dynamic: bool = False
+    dynamic_args: tuple[bool, ...] = ()
+    redirects: tuple[Redirect, ...] = ()
+    downstream: tuple[Invocation, ...] = ()
+    in_pipeline: bool = False
+    source: str = ""
+    wrappers: tuple[str, ...] = ()
+
+    @property
+    def pipe_to(self) -> tuple[str, ...] | None:
+        """argv of the first command this command's stdout is piped into, or None."""
+        return self.downstream[0].argv if self.downstream else None
+
+    @property
+    def name(self) -> str:
+        """Basename of argv[0] (`/usr/bin/git` -> `git`), or '' for an empty argv."""
+        return posixpath.basename(self.argv[0]) if self.argv else ""
+
+    @property
+    def rm_targets(self) -> tuple[str, ...]:
+        """Targets of a recursive `rm` (see `shell.rm_recursive_targets`)."""
+        from branchkeeper.policy.shell import rm_recursive_targets
+
+        return rm_recursive_targets(self)
+
+
+@dataclass(frozen=True, slots=True)
+class ParsedCommand:
+    """The whole command: every simple command in source order, and whether it was read in full.
+
+    `unparsed` is True when tree-sitter reported an error, the input was refused (too large, NUL
+    bytes, not encodable) or a construct could not be followed (eval of a dynamic string,
+    `source`, functions, aliases, a shell reading commands from a pipe); `unparsed_reason` then
+    says why (reasons joined with '; '). Invocations found are still listed.
+    """
+
+    text: str
+    invocations: tuple[Invocation, ...]
+    unparsed: bool = False
+    unparsed_reason: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class GitInvocation:
+    """A git invocation with git's global options resolved (`git [globals] <sub> <args>`).
+
+    `cwd` is the effective directory after every `-C` (None when unknown); `git_dir` and
+    `work_tree` are absolute (from `--git-dir`/`--work-tree`, `GIT_DIR`/`GIT_WORK_TREE`, or
+    `--bare`), None when not given or not resolvable; `config` the `-c key=value` pairs in order;
+    `subcommand` None for `git --version` and the like; `args` the words after the subcommand
+    with `args_dynamic` flags aligned; `dynamic` is True when any global option, the
+    subcommand, an argument or a GIT_* environment value is unknown.
+    """
+
+    invocation: Invocation
+    subcommand: str | None
+    args: tuple[str, ...]
+    args_dynamic: tuple[bool, ...]
+    cwd: str | None
+    git_dir: str | None
+    work_tree: str | None
+    config: tuple[tuple[str, str], ...]
+    dynamic: bool
+
+    @property
+    def redirects(self) -> tuple[Redirect, ...]:
+        """Redirects of the underlying invocation."""
+        return self.invocation.redirects
+
+    @property
+    def pipe_to(self) -> tuple[str, ...] | None:
+        """argv of the first command reading this invocation's stdout, or None."""
+        return self.invocation.pipe_to
+
+    @property
+    def source(self) -> str:
+        """Original text span of the command."""
+        return self.invocation.source

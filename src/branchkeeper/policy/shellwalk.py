@@ -1,0 +1,412 @@
+"""Walk a tree-sitter-bash tree into `Invocation` records (spec sections 3, 11, 13).
+
+tree-sitter-bash binds redirects and pipes to whole lists (`a && b | c` parses as
+`(a && b) | c`), which is not bash's grammar. So each statement sequence is first flattened to
+the surface order of items and operators, then regrouped with bash's precedence: pipelines
+bind tighter than `&&`/`||`/`;`/`&`, and a redirect belongs to the last command before it.
+"""
+
+from __future__ import annotations
+
+import itertools
+import posixpath
+from dataclasses import dataclass, field
+from typing import Any
+
+from branchkeeper.policy.shellmodel import Redirect
+from branchkeeper.policy.shellwords import Word, node_text, parse_redirect_op, word_value
+from branchkeeper.policy.shellwrap import Special, classify_special
+
+MAX_DEPTH = 12  # nested `bash -c` / eval / heredoc-to-shell levels
+_PIPE_OPS = frozenset({"|", "|&"})
+_SEQ_OPS = frozenset({"&&", "||", ";", "&", ";;", ";&", ";;&", "\n"})
+_REDIRECTS = frozenset({"file_redirect", "heredoc_redirect", "herestring_redirect"})
+_STATEMENTS = frozenset(
+    {
+        "command", "list", "pipeline", "redirected_statement", "subshell",
+        "compound_statement", "if_statement", "while_statement", "for_statement",
+        "c_style_for_statement", "case_statement", "function_definition", "negated_command",
+        "declaration_command", "unset_command", "variable_assignment", "variable_assignments",
+        "test_command", "do_group", "elif_clause", "else_clause", "case_item", "ERROR",
+    }
+)  # fmt: skip
+_HEREDOC_PARTS = frozenset({"heredoc_start", "heredoc_body", "heredoc_end", "<<", "<<-"})
+
+
+@dataclass
+class Scope:
+    """Mutable shell state that a command can change for what follows it."""
+
+    cwd: str | None
+    home: str | None
+    oldpwd: str | None = None
+    dirstack: list[str | None] = field(default_factory=list)
+    env: dict[str, str] = field(default_factory=dict)
+    env_dynamic: set[str] = field(default_factory=set)
+
+    def copy(self) -> Scope:
+        return Scope(
+            self.cwd, self.home, self.oldpwd, list(self.dirstack), dict(self.env),
+            set(self.env_dynamic),
+        )  # fmt: skip
+
+
+@dataclass(eq=False)
+class Inv:
+    """Builder for an Invocation; frozen at the end once pipelines are linked."""
+
+    words: list[Word]
+    cwd: str | None
+    env: dict[str, str]
+    env_dynamic: set[str]
+    forced_dynamic: bool
+    redirects: list[Redirect]
+    in_pipeline: bool
+    source: str
+    reads_pipe: bool = False
+    wrappers: list[str] = field(default_factory=list)
+    downstream: list[Inv] = field(default_factory=list)
+
+
+@dataclass
+class Inherit:
+    """What an enclosing construct passes to the commands inside it."""
+
+    redirects: tuple[Redirect, ...] = ()
+    in_pipeline: bool = False
+    dynamic: bool = False
+    reads_pipe: bool = False
+
+
+@dataclass
+class Ctx:
+    """Per-parse state: the source bytes of the current (possibly nested) text and the output."""
+
+    src: bytes
+    out: list[Inv]
+    reasons: list[str]
+    depth: int = 0
+    parse: Any = None
+
+
+Entry = tuple[str, Any, list[Any]]  # ("op", optext, []) or ("item", node, extra redirects)
+
+
+def resolve(cwd: str | None, path: str) -> str | None:
+    """Absolute normalised path of `path` seen from `cwd` (None when it cannot be known)."""
+    if path.startswith("/"):
+        return posixpath.normpath(path).replace("//", "/")
+    if cwd is None:
+        return None
+    return posixpath.normpath(posixpath.join(cwd, path))
+
+
+def run_text(text: str, scope: Scope, ctx: Ctx, inh: Inherit, parse: Any) -> list[Inv]:
+    """Parse `text` (a `bash -c` string, heredoc body, eval string) and walk it in `scope`."""
+    if ctx.depth >= MAX_DEPTH:
+        ctx.reasons.append("commands nested too deeply")
+        return []
+    data = text.encode("utf-8", "surrogateescape")
+    tree = parse(data)
+    root = tree.root_node
+    if root.has_error:
+        ctx.reasons.append(f"syntax the parser cannot read ({_error_where(root, data)})")
+    sub = Ctx(data, ctx.out, ctx.reasons, ctx.depth + 1, parse)
+    return run_container(root, scope, sub, inh)
+
+
+def _error_where(root: Any, src: bytes) -> str:
+    stack = [root]
+    while stack:
+        node = stack.pop()
+        if node.is_missing:
+            return f"missing {node.type!r} at byte {node.start_byte}"
+        if node.is_error:
+            return f"error at byte {node.start_byte}: {node_text(node, src)[:40]!r}"
+        stack.extend(reversed(node.children))
+    return "error"
+
+
+def run_container(node: Any, scope: Scope, ctx: Ctx, inh: Inherit) -> list[Inv]:
+    """Walk the children of a block-like node as one statement sequence; return stdout invs."""
+    entries: list[Entry] = []
+    for child in node.children:
+        if child.type == "comment":
+            continue
+        if child.is_named and child.type in _STATEMENTS:
+            flatten(child, entries)
+        elif child.is_named:
+            scan_substitutions(child, scope, ctx)
+            entries.append(("op", ";", []))
+        else:
+            entries.append(("op", child.type if child.type in _SEQ_OPS | _PIPE_OPS else ";", []))
+    return run_entries(entries, scope, ctx, inh)
+
+
+def flatten(node: Any, out: list[Entry]) -> None:
+    """Flatten lists, pipelines and redirected statements into surface-order entries."""
+    t = node.type
+    if t in ("list", "pipeline", "negated_command"):
+        for child in node.children:
+            if child.is_named:
+                flatten(child, out)
+            elif child.type in _SEQ_OPS or child.type in _PIPE_OPS:
+                out.append(("op", child.type, []))
+        return
+    if t == "redirected_statement":
+        body = node.child_by_field_name("body")
+        redirs: list[Any] = []
+        tail: list[Entry] = []
+        for child in node.children:
+            if body is not None and child.id == body.id:
+                continue
+            if child.type in _REDIRECTS:
+                redirs.append(child)
+                _heredoc_tail(child, redirs, tail)
+        start = len(out)
+        if body is not None:
+            flatten(body, out)
+        for i in range(len(out) - 1, start - 1, -1):
+            if out[i][0] == "item":
+                out[i][2].extend(redirs)
+                break
+        out.extend(tail)
+        return
+    entry: Entry = ("item", node, [])
+    out.append(entry)
+    if t == "command":
+        tail = []
+        for child in node.children:
+            if child.type == "heredoc_redirect":
+                _heredoc_tail(child, entry[2], tail)
+        out.extend(tail)
+
+
+def _heredoc_tail(node: Any, redirs: list[Any], tail: list[Entry]) -> None:
+    """tree-sitter puts the rest of a heredoc's line (`| bash`, `&& x`, `> f`) inside it."""
+    if node.type != "heredoc_redirect":
+        return
+    for child in node.children:
+        if child.type in _HEREDOC_PARTS:
+            continue
+        if child.type in _REDIRECTS:
+            redirs.append(child)
+        elif child.is_named:
+            flatten(child, tail)
+        elif child.type in _SEQ_OPS or child.type in _PIPE_OPS:
+            tail.append(("op", child.type, []))
+
+
+def run_entries(entries: list[Entry], scope: Scope, ctx: Ctx, inh: Inherit) -> list[Inv]:
+    """Group entries into pipelines and run them in order; return the stdout invocations."""
+    pipelines: list[tuple[list[tuple[Any, list[Any]]], str]] = []
+    cur: list[tuple[Any, list[Any]]] = []
+    after_pipe = False
+    for kind, val, extra in entries:
+        if kind == "op":
+            if val in _PIPE_OPS:
+                after_pipe = True
+            elif cur:
+                pipelines.append((cur, val))
+                cur, after_pipe = [], False
+            continue
+        if cur and not after_pipe:
+            pipelines.append((cur, ";"))
+            cur = []
+        cur.append((val, extra))
+        after_pipe = False
+    if cur:
+        pipelines.append((cur, ";"))
+    stdout: list[Inv] = []
+    for items, term in pipelines:
+        if len(items) == 1 and term != "&":
+            stdout = run_item(items[0][0], items[0][1], scope, ctx, inh)
+            continue
+        results = [
+            run_item(n, x, scope.copy(), ctx, Inherit(inh.redirects, True, inh.dynamic, i > 0),
+                     members=True)
+            for i, (n, x) in enumerate(items)
+        ]
+        for (outs, _), (_, nxt) in itertools.pairwise(results):
+            for inv in outs:
+                inv.downstream.extend(nxt)
+        stdout = results[-1][0]
+    return stdout
+
+
+def run_item(
+    node: Any, extra: list[Any], scope: Scope, ctx: Ctx, inh: Inherit, *, members: bool = False
+) -> Any:
+    """Run one pipeline element. Returns stdout invs, or (stdout, members) when `members`."""
+    start = len(ctx.out)
+    stdout = _run_item(node, extra, scope, ctx, inh)
+    if members:
+        # Commands made by `$(...)` inside the element do not read the pipe.
+        mine = [inv for inv in ctx.out[start:] if inv.in_pipeline]
+        return stdout, mine or stdout
+    return stdout
+
+
+def _run_item(node: Any, extra: list[Any], scope: Scope, ctx: Ctx, inh: Inherit) -> list[Inv]:
+    t = node.type
+    if t == "command":
+        return run_command(node, extra, scope, ctx, inh)
+    redirs = tuple(make_redirects(extra, scope, ctx))
+    sub = Inherit(inh.redirects + redirs, inh.in_pipeline, inh.dynamic, inh.reads_pipe)
+    if t == "subshell":
+        return run_container(node, scope.copy(), ctx, sub)
+    if t == "function_definition":
+        name = node.child_by_field_name("name")
+        label = node_text(name, ctx.src) if name is not None else "?"
+        ctx.reasons.append(f"defines shell function {label!r}")
+        return run_container(node, scope.copy(), ctx, sub)
+    if t in ("declaration_command", "unset_command", "variable_assignment", "variable_assignments"):
+        _assignments(node, scope, ctx)
+        return []
+    if t == "test_command":
+        scan_substitutions(node, scope, ctx)
+        return []
+    return run_container(node, scope, ctx, sub)
+
+
+def _assignments(node: Any, scope: Scope, ctx: Ctx) -> None:
+    """`export A=b`, `A=b`, `unset A`: keep exported names in the scope's environment."""
+    scan_substitutions(node, scope, ctx)
+    keyword = node.children[0].type if node.children else ""
+    exporting = keyword in ("export", "declare", "typeset", "local", "readonly")
+    assigns = [node] if node.type == "variable_assignment" else list(node.named_children)
+    for child in assigns:
+        if child.type == "variable_name" and keyword == "unset":
+            name = node_text(child, ctx.src)
+            scope.env.pop(name, None)
+            scope.env_dynamic.discard(name)
+        elif child.type == "variable_assignment":
+            name_node = child.child_by_field_name("name")
+            value_node = child.child_by_field_name("value")
+            if name_node is None:
+                continue
+            name = node_text(name_node, ctx.src)
+            if not exporting and name not in scope.env:
+                continue
+            word = word_value(value_node, ctx.src, home=scope.home) if value_node else Word("", False)
+            scope.env[name] = word.value
+            (scope.env_dynamic.add if word.dynamic else scope.env_dynamic.discard)(name)
+
+
+def scan_substitutions(node: Any, scope: Scope, ctx: Ctx) -> None:
+    """Run every `$(...)`, backtick and `<(...)` inside a non-statement node (they execute)."""
+    stack = [node]
+    while stack:
+        cur = stack.pop()
+        if cur.type in ("command_substitution", "process_substitution"):
+            run_container(cur, scope.copy(), ctx, Inherit())
+            continue
+        stack.extend(reversed(cur.children))
+
+
+def make_redirects(nodes: list[Any], scope: Scope, ctx: Ctx) -> list[Redirect]:
+    """Redirect nodes -> Redirect records, resolving file targets against the scope's cwd."""
+    out: list[Redirect] = []
+    for node in nodes:
+        if node.type == "heredoc_redirect":
+            out.append(_heredoc(node, ctx))
+            scan_substitutions(node, scope, ctx)
+            continue
+        op, fd, dest = parse_redirect_op(node, ctx.src)
+        if dest is None:
+            out.append(Redirect(op, fd, "", None, False))
+            continue
+        scan_substitutions(dest, scope, ctx)
+        word = word_value(dest, ctx.src, home=scope.home)
+        if op == "<<<":
+            out.append(Redirect(op, fd, word.value, None, word.dynamic, body=word.value + "\n"))
+            continue
+        is_dup = op in (">&", "<&") and (word.value.isdigit() or word.value == "-")
+        path = None if word.dynamic or is_dup else resolve(scope.cwd, word.value)
+        out.append(Redirect(op, fd, word.value, path, word.dynamic))
+    return out
+
+
+def _heredoc(node: Any, ctx: Ctx) -> Redirect:
+    op = "<<"
+    delim = ""
+    body = ""
+    quoted = False
+    dynamic = False
+    for child in node.children:
+        if child.type in ("<<", "<<-"):
+            op = child.type
+        elif child.type == "heredoc_start":
+            raw = node_text(child, ctx.src)
+            quoted = any(q in raw for q in "'\"\\")
+            delim = raw.replace("'", "").replace('"', "").replace("\\", "")
+        elif child.type == "heredoc_body":
+            body = node_text(child, ctx.src)
+            dynamic = not quoted and any(c.is_named and c.type != "heredoc_content"
+                                         for c in child.children)
+    if op == "<<-":
+        body = "\n".join(line.lstrip("\t") for line in body.split("\n"))
+    return Redirect(op, None, delim, None, dynamic, body=body)
+
+
+def run_command(node: Any, extra: list[Any], scope: Scope, ctx: Ctx, inh: Inherit) -> list[Inv]:
+    """One simple command: expand, strip wrappers, follow cd / shells / eval / xargs."""
+    prefix_env: dict[str, str] = {}
+    prefix_dyn: set[str] = set()
+    word_nodes: list[Any] = []
+    redirect_nodes: list[Any] = []
+    children = node.children
+    for i, child in enumerate(children):
+        t = child.type
+        if t == "variable_assignment":
+            scan_substitutions(child, scope, ctx)
+            name_node = child.child_by_field_name("name")
+            value_node = child.child_by_field_name("value")
+            if name_node is not None:
+                w = word_value(value_node, ctx.src, home=scope.home) if value_node else None
+                prefix_env[node_text(name_node, ctx.src)] = w.value if w else ""
+                if w is not None and w.dynamic:
+                    prefix_dyn.add(node_text(name_node, ctx.src))
+        elif t in _REDIRECTS:
+            redirect_nodes.append(child)
+        elif t == "command_name" or (child.is_named and t != "comment"):
+            word_nodes.append(child.named_children[0] if t == "command_name" else child)
+        elif t == "$" and i + 1 < len(children) and children[i + 1].start_byte == child.end_byte:
+            continue  # `$"..."` (translated string): the `$` is not part of the value
+    redirects = [*inh.redirects, *make_redirects(redirect_nodes + extra, scope, ctx)]
+    for wn in word_nodes:
+        scan_substitutions(wn, scope, ctx)
+    words: list[Word] = []
+    for k, wn in enumerate(word_nodes):
+        word = word_value(wn, ctx.src, home=scope.home)
+        gap = ctx.src[word_nodes[k - 1].end_byte : wn.start_byte] if k else b""
+        if gap and not gap.replace(b"\\\n", b""):
+            # tree-sitter treats a line continuation as a word break; bash joins the halves.
+            prev = words.pop()
+            word = Word(prev.value + word.value, prev.dynamic or word.dynamic)
+        words.append(word)
+    if not words:
+        return []
+    end = max([node.end_byte, *(r.end_byte for r in extra)])
+    env = {**scope.env, **prefix_env}
+    env_dyn = (scope.env_dynamic - set(prefix_env)) | prefix_dyn
+    inv = Inv(words, scope.cwd, env, env_dyn, inh.dynamic, redirects, inh.in_pipeline,
+              ctx.src[node.start_byte : end].decode("utf-8", "replace"), inh.reads_pipe)  # fmt: skip
+    return _follow(inv, scope, ctx, inh)
+
+
+def _follow(inv: Inv, scope: Scope, ctx: Ctx, inh: Inherit) -> list[Inv]:
+    special: Special = classify_special(inv, scope)
+    if special.reason:
+        ctx.reasons.append(special.reason)
+    ctx.out.append(inv)
+    stdout = [inv]
+    for text, dyn, same_scope in special.scripts:
+        sub_scope = scope if same_scope else scope.copy()
+        # The script's commands inherit the shell's output redirects, not its stdin feed.
+        outs = tuple(r for r in inv.redirects if r.op not in ("<", "<<", "<<-", "<<<", "<&"))
+        sub_inh = Inherit(outs, inh.in_pipeline, inh.dynamic or dyn)
+        stdout.extend(run_text(text, sub_scope, ctx, sub_inh, ctx.parse))
+    for inner in special.inner:
+        stdout.extend(_follow(inner, scope.copy(), ctx, inh))
+    return stdout

@@ -1,0 +1,254 @@
+"""Commands that run other commands or change the shell's state (spec section 3).
+
+Strips wrapper prefixes (`env`, `sudo`, `command`, `exec`, `nohup`, `time`, `nice`, `timeout`,
+`stdbuf`, `xargs`), follows `cd`/`pushd`/`popd`, and finds the scripts that `bash -c`, a shell
+fed a heredoc, and `eval` run, plus `find -exec` commands. Pure: it mutates only the builders
+and the scope handed to it.
+"""
+
+from __future__ import annotations
+
+import posixpath
+import re
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from branchkeeper.policy.shellwords import Word
+
+if TYPE_CHECKING:
+    from branchkeeper.policy.shellwalk import Inv, Scope
+
+SHELLS = frozenset({"bash", "sh", "zsh", "dash", "ksh", "mksh", "ash", "busybox"})
+_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
+_STDIN_OPS = frozenset({"<<", "<<-", "<<<"})
+# Options that consume the next word, per wrapper (short forms; long ones use `=` or listed).
+_ARG_OPTS: dict[str, frozenset[str]] = {
+    "sudo": frozenset({"-u", "-g", "-p", "-C", "-D", "-r", "-t", "-U", "-T", "-h", "--user",
+                       "--group", "--prompt", "--chdir", "--role", "--type", "--other-user",
+                       "--close-from", "--command-timeout", "--host"}),
+    "doas": frozenset({"-u", "-C"}),
+    "nice": frozenset({"-n", "--adjustment"}),
+    "timeout": frozenset({"-s", "-k", "--signal", "--kill-after"}),
+    "stdbuf": frozenset({"-i", "-o", "-e", "--input", "--output", "--error"}),
+    "time": frozenset({"-f", "-o", "--format", "--output"}),
+    "exec": frozenset({"-a"}),
+    "xargs": frozenset({"-a", "-E", "-I", "-L", "-n", "-P", "-s", "-d", "--arg-file", "--eof",
+                        "--replace", "--max-lines", "--max-args", "--max-procs", "--max-chars",
+                        "--delimiter", "--process-slot-var"}),
+    "env": frozenset({"-u", "-C", "--unset", "--chdir"}),
+}  # fmt: skip
+_WRAPPERS = frozenset({*_ARG_OPTS, "command", "builtin", "nohup"})
+
+
+@dataclass
+class Special:
+    """What a command does beyond itself: scripts to parse, inner commands, an unparsed reason.
+
+    `scripts` items are (text, dynamic, runs in the current shell).
+    """
+
+    reason: str | None = None
+    scripts: list[tuple[str, bool, bool]] = field(default_factory=list)
+    inner: list[Inv] = field(default_factory=list)
+
+
+def _name(word: Word) -> str:
+    return "" if word.dynamic else posixpath.basename(word.value)
+
+
+def _skip_options(words: list[Word], i: int, wrapper: str) -> int:
+    """Index of the first operand after `wrapper`'s options starting at `i`."""
+    takes = _ARG_OPTS.get(wrapper, frozenset())
+    while i < len(words):
+        w = words[i].value
+        if w == "--":
+            return i + 1
+        if not w.startswith("-") or w == "-":
+            return i
+        if wrapper == "nice" and w[1:].isdigit():
+            i += 1
+            continue
+        opt = w.split("=", 1)[0]
+        if opt in takes and "=" not in w:
+            i += 2
+            continue
+        if not w.startswith("--") and len(w) > 2 and w[:2] in takes:
+            i += 1  # glued short value such as -oL or -uroot
+            continue
+        i += 1
+    return i
+
+
+def strip_wrappers(inv: Inv, scope: Scope) -> str | None:
+    """Remove wrapper prefixes from `inv.words` in place; returns an unparsed reason or None."""
+    while inv.words:
+        name = _name(inv.words[0])
+        if name not in _WRAPPERS:
+            return None
+        words = inv.words
+        if name == "command" and any(w.value in ("-v", "-V") for w in words[1:2]):
+            return None  # `command -v git` only looks git up
+        if name == "env":
+            if any(w.value.startswith(("-S", "--split-string")) for w in words[1:]):
+                return "env -S splits a string the guard does not read"
+            i = 1
+            while i < len(words):
+                w = words[i].value
+                if w in ("-C", "--chdir") and i + 1 < len(words):
+                    target = words[i + 1]
+                    inv.cwd = None if target.dynamic else _resolve(inv.cwd, target.value)
+                    i += 2
+                elif w.startswith("--chdir="):
+                    inv.cwd = None if words[i].dynamic else _resolve(inv.cwd, w[8:])
+                    i += 1
+                elif w in ("-u", "--unset"):
+                    i += 2
+                elif w.startswith("-"):
+                    i += 1  # -i, -0, -v, `-` (same as -i), --unset=NAME, --
+                elif "=" in w and _NAME.match(w.split("=", 1)[0]):
+                    key, value = w.split("=", 1)
+                    inv.env[key] = value
+                    (inv.env_dynamic.add if words[i].dynamic else inv.env_dynamic.discard)(key)
+                    i += 1
+                else:
+                    break
+        elif name == "timeout":
+            i = _skip_options(words, 1, name) + 1  # the duration
+        else:
+            i = _skip_options(words, 1, name)
+        if name == "xargs":
+            inv.forced_dynamic = True  # arguments arrive on stdin
+            if i >= len(words):
+                words = [*words, Word("echo", False)]
+        if name == "sudo" and any(w.value in ("-i", "--login") for w in words[1:i]):
+            inv.cwd = None
+        if i >= len(words):
+            return None  # a bare wrapper (`env`, `nohup`) runs nothing further
+        inv.wrappers.extend(w.value for w in words[:i])
+        inv.words = words[i:]
+    return None
+
+
+def _resolve(cwd: str | None, path: str) -> str | None:
+    from branchkeeper.policy.shellwalk import resolve
+
+    return resolve(cwd, path)
+
+
+def change_dir(inv: Inv, scope: Scope, name: str) -> None:
+    """Apply `cd`/`pushd`/`popd` to the scope (assumes the change succeeds)."""
+    args = [w for w in inv.words[1:]]
+    while args and args[0].value.startswith("-") and args[0].value not in ("-",):
+        if args[0].value == "--":
+            args = args[1:]
+            break
+        if name != "cd" and args[0].value[1:].isdigit():
+            break
+        args = args[1:]
+    old = scope.cwd
+    if name == "popd":
+        scope.cwd = scope.dirstack.pop() if scope.dirstack and not args else None
+        scope.oldpwd = old
+        return
+    if not args:
+        new = scope.home if name == "cd" else None
+    elif args[0].dynamic or (name == "pushd" and args[0].value.startswith(("+", "-"))):
+        new = None
+    elif args[0].value == "-" and name == "cd":
+        new = scope.oldpwd
+    else:
+        new = _resolve(scope.cwd, args[0].value)
+    if name == "pushd":
+        scope.dirstack.append(old)
+    scope.cwd, scope.oldpwd = new, old
+
+
+def shell_scripts(inv: Inv, special: Special) -> None:
+    """`bash -c STRING`, `bash <<EOF`, `bash <<< STRING`, `... | bash`: the script it runs."""
+    words = inv.words
+    i, has_c = 1, False
+    if _name(words[0]) == "busybox":
+        if len(words) < 2 or _name(words[1]) not in SHELLS - {"busybox"}:
+            return
+        i = 2
+    while i < len(words):
+        w = words[i].value
+        if w in ("--", "-"):
+            i += 1
+            break
+        if w in ("--rcfile", "--init-file", "-o", "+o", "-O", "+O"):
+            i += 2
+            continue
+        if w.startswith("--"):
+            i += 1
+            continue
+        if w.startswith(("-", "+")) and len(w) > 1:
+            has_c = has_c or "c" in w[1:]
+            i += 2 if w[1:].endswith(("o", "O")) else 1
+            continue
+        break
+    if has_c:
+        if i >= len(words):
+            return
+        if words[i].dynamic:
+            special.reason = "a shell runs a -c string the guard cannot read"
+            return
+        special.scripts.append((words[i].value, inv.forced_dynamic, False))
+        return
+    if i < len(words):
+        return  # a script file: like any program, its content is not ours to read
+    feeds = [r for r in inv.redirects if r.op in _STDIN_OPS]
+    if feeds:
+        body = feeds[-1]
+        special.scripts.append((body.body or "", body.dynamic or inv.forced_dynamic, False))
+    elif inv.reads_pipe:
+        special.reason = "a shell reads its commands from a pipe"
+
+
+def find_exec(inv: Inv, special: Special) -> None:
+    """`find ... -exec CMD {} ;` (and -execdir/-ok/-okdir): the commands find runs."""
+    from branchkeeper.policy.shellwalk import Inv as InvCls
+
+    words = inv.words
+    i = 1
+    while i < len(words):
+        flag = words[i].value
+        if flag in ("-exec", "-execdir", "-ok", "-okdir"):
+            j = i + 1
+            while j < len(words) and words[j].value not in (";", "+"):
+                j += 1
+            if j > i + 1:
+                cwd = inv.cwd if flag in ("-exec", "-ok") else None
+                special.inner.append(
+                    InvCls(words[i + 1 : j], cwd, dict(inv.env), set(inv.env_dynamic), True,
+                           [], inv.in_pipeline, inv.source)
+                )
+            i = j
+        i += 1
+
+
+def classify_special(inv: Inv, scope: Scope) -> Special:
+    """Strip wrappers from `inv`, then apply what its command does to the shell and to us."""
+    special = Special(reason=strip_wrappers(inv, scope))
+    if not inv.words:
+        return special
+    if inv.words[0].dynamic:
+        special.reason = special.reason or "the command name comes from an expansion"
+        return special
+    name = _name(inv.words[0])
+    if name in ("cd", "pushd", "popd"):
+        change_dir(inv, scope, name)
+    elif name in SHELLS:
+        shell_scripts(inv, special)
+    elif name == "eval":
+        if any(w.dynamic for w in inv.words[1:]):
+            special.reason = "eval of a string the guard cannot read"
+        else:
+            special.scripts.append((" ".join(w.value for w in inv.words[1:]), False, True))
+    elif name in ("source", "."):
+        special.reason = f"{name} runs commands from a file the guard does not read"
+    elif name in ("alias", "unalias"):
+        special.reason = "defines an alias"
+    elif name == "find":
+        find_exec(inv, special)
+    return special
