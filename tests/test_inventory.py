@@ -167,8 +167,11 @@ def test_c04_no_upstream_is_unknown_never_zero(remote_and_clone: tuple[GitRepo, 
     GitRepo(w.path.parent / "wt-x").commit("x", files={"x.txt": "x\n"})
     doc = sweep_json(w, capsys)
     rec = next(b for b in doc["branches"] if b["name"] == "wt/x")
+    # No upstream: nothing is measured against one (no upstream field pretends a zero);
+    # ahead/behind are against the default branch, where git answers.
     assert rec["upstream"] is None
-    assert rec["behind"] is None
+    assert rec["upstream_gone"] is False
+    assert rec["behind"] == 0
     assert (rec["state"], rec["containment"], rec["ahead"]) == ("live", "nowhere", 1)
     assert rec["worktree"] == str(w.path.parent / "wt-x")
 
@@ -288,3 +291,19 @@ def test_not_a_repository(tmp_path: Path, capsys: pytest.CaptureFixture[str]) ->
     assert main(["-C", str(tmp_path), "sweep"]) == 4
     err = capsys.readouterr().err
     assert err.startswith(f"branchkeeper: error: {tmp_path}: not inside a git repository")
+
+
+def test_ahead_behind_match_git(team_repo: GitRepo, capsys: pytest.CaptureFixture[str]) -> None:
+    """Every count the sweep reports equals git's own rev-list --count; none is guessed."""
+    doc = sweep_json(team_repo, capsys)
+    checked = 0
+    for b in doc["branches"]:
+        tip = b["local_tip"] or b["remote_tip"]
+        if b["behind"] is not None:
+            assert b["behind"] == int(team_repo.git("rev-list", "--count",
+                                                    f"{tip}..origin/main")), b["name"]
+            checked += 1
+        if b["ahead"] is not None and b["state"] in ("dormant", "live"):
+            assert b["ahead"] == int(team_repo.git("rev-list", "--count",
+                                                   f"origin/main..{tip}")), b["name"]
+    assert checked >= 8

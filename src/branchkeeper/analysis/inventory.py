@@ -17,7 +17,7 @@ from pathlib import Path
 from branchkeeper.analysis.cache import InventoryCache, read_json, write_json_atomic
 from branchkeeper.analysis.graph import read_grafts, walk_subgraph
 from branchkeeper.analysis.patchids import range_line_counts
-from branchkeeper.analysis.proofs import Base, Deadline, TipVerdict, prove_tips
+from branchkeeper.analysis.proofs import Base, Deadline, TipVerdict, Window, prove_tips
 from branchkeeper.analysis.refs import (
     DefaultBranch,
     RefInfo,
@@ -238,6 +238,7 @@ def build_inventory(
                    if info.oid is not None and info.objecttype == "commit"}
 
     verdicts: dict[Oid, TipVerdict] = {}
+    windows: list[Window] = []
     subgraph = None
     if default_bases:
         try:
@@ -256,7 +257,7 @@ def build_inventory(
                 root, sorted(judged), subgraph=subgraph, default_bases=default_bases,
                 line_bases=line_bases, merged_into_remote_default=merged_remote, cache=cache,
                 squash_window=branches_cfg.sweep.squash_window, shallow=facts.shallow,
-                deadline=deadline,
+                deadline=deadline, windows_out=windows,
             )
         except GitError as exc:
             notes.append(f"git error during classification: {exc}")
@@ -308,6 +309,14 @@ def build_inventory(
             cache.counts[f"lines:{mb}:{t}"] = counted[t]
             cache.used_counts.add(f"lines:{mb}:{t}")
 
+    # Behind the default branch: exact counts from the default window's ancestor bitsets.
+    behind_of: dict[Oid, int] = {}
+    if windows and not facts.shallow:
+        points = {t: (v.merge_base if v.merge_base is not None else
+                      (t if v.proof is not None and v.proof.base in default.refs else None))
+                  for t, v in verdicts.items()}
+        counts = windows[0].behind_counts(p for p in points.values() if p is not None)
+        behind_of = {t: counts[p] for t, p in points.items() if p is not None and p in counts}
     worktree_of = {w.branch[len("refs/heads/"):]: str(w.path) for w in worktrees
                    if w.branch and w.branch.startswith("refs/heads/")}
     default_tips = {b.oid for b in default_bases}
@@ -412,7 +421,7 @@ def build_inventory(
             stage = _stage(age, config)
         records.append(replace(
             base, state=state, reason=reason, proof=proof, containment=containment,
-            containing_ref=containing, stage=stage, ahead=ahead, behind=None,
+            containing_ref=containing, stage=stage, ahead=ahead, behind=behind_of.get(tip),
             lines=lines.get(tip) if proof is None else None,
         ))
     cache.save()

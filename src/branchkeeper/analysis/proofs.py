@@ -67,20 +67,62 @@ class Deadline:
 
 
 @dataclass
-class _Window:
+class Window:
+    """The newest commits of a base, in topological order (descendants first).
+
+    ``order``: commit -> index; ``parents``: commit -> parents (ids, possibly outside the
+    window); ``complete``: the window holds the base's whole history.
+    """
+
     base: Base
-    order: dict[Oid, int]  # topo index: descendants have smaller numbers
-    complete: bool  # the window holds the base's whole history
+    order: dict[Oid, int]
+    parents: dict[Oid, tuple[Oid, ...]]
+    complete: bool
     pid_to_commit: dict[str, Oid] = field(default_factory=dict)
 
+    def behind_counts(self, commits: Iterable[Oid]) -> dict[Oid, int]:
+        """Exact ``rev-list --count <commit>..<base>`` for each commit inside the window.
 
-def _base_window(root: Path, base: Base, limit: int) -> _Window:
-    out = run_git(["rev-list", "--topo-order", f"--max-count={limit + 1}", base.oid],
-                  cwd=root).stdout
-    oids = [Oid(x) for x in out.decode("ascii").split()]
-    complete = len(oids) <= limit
-    oids = oids[:limit]
-    return _Window(base, {o: i for i, o in enumerate(oids)}, complete)
+        Ancestor sets are bitsets (Python ints) built once, oldest first. A count is exact when
+        every parent outside the window is an ancestor of the commit (then nothing beyond the
+        window is missing from the count); other commits are left out (unknown).
+        """
+        wanted = [c for c in set(commits) if c in self.order]
+        if not wanted:
+            return {}
+        outside: dict[Oid, int] = {}
+        for c, ps in self.parents.items():
+            for p in ps:
+                if p not in self.order and p not in outside:
+                    outside[p] = len(outside)
+        anc: dict[Oid, int] = {}
+        out_anc: dict[Oid, int] = {}
+        for c in sorted(self.order, key=self.order.__getitem__, reverse=True):  # oldest first
+            bits = 1 << self.order[c]
+            obits = 0
+            for p in self.parents.get(c, ()):
+                if p in self.order:
+                    bits |= anc[p]
+                    obits |= out_anc[p]
+                else:
+                    obits |= 1 << outside[p]
+            anc[c] = bits
+            out_anc[c] = obits
+        every_outside = (1 << len(outside)) - 1
+        total = len(self.order)
+        return {c: total - anc[c].bit_count() for c in wanted
+                if out_anc[c] == every_outside}
+
+
+def _base_window(root: Path, base: Base, limit: int) -> Window:
+    out = run_git(["rev-list", "--topo-order", "--parents", f"--max-count={limit + 1}",
+                   base.oid], cwd=root).stdout
+    rows = [line.split() for line in out.decode("ascii").splitlines() if line]
+    complete = len(rows) <= limit
+    rows = rows[:limit]
+    order = {Oid(r[0]): i for i, r in enumerate(rows)}
+    parents = {Oid(r[0]): tuple(Oid(p) for p in r[1:]) for r in rows}
+    return Window(base, order, parents, complete)
 
 
 def _commit_pids(root: Path, cache: InventoryCache, commits: Iterable[Oid],
@@ -124,6 +166,7 @@ def prove_tips(
     squash_window: int,
     shallow: bool,
     deadline: Deadline,
+    windows_out: list[Window] | None = None,
 ) -> dict[Oid, TipVerdict]:
     """Run tiers 1 to 4 of the ladder over every tip at once.
 
@@ -204,6 +247,8 @@ def prove_tips(
         t: [c for c in walks[t].unique if not subgraph.is_park_commit(c)] for t in pending}
     try:
         windows = [_base_window(root, b, squash_window) for b in bases]
+        if windows_out is not None:
+            windows_out.extend(windows)
         all_window = {c for w in windows for c in w.order}
         branch_commits = {c for t in pending for c in own_of[t]}
         known = _commit_pids(root, cache, all_window | branch_commits, deadline)
