@@ -1,0 +1,72 @@
+"""``branchkeeper check``: what the command guard would decide (issue 5 section 4).
+
+Prints the decision for a shell command as if an agent in DIR were about to run it, exactly as
+the PreToolUse hook decides it. Exit 0 allow, 1 warn, 2 deny. See docs/guard.md.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+
+from branchkeeper.errors import BranchkeeperError
+
+_EPILOG = (
+    "exit status: 0 allow, 1 warn (allowed, with a message), 2 deny, 4 error.\n"
+    "rules: R-BRANCH-WIP-CAP, R-BRANCH-DORMANCY-BLOCK, R-BRANCH-DUPLICATE-STEM,\n"
+    "R-GIT-BRANCH-FORCE-DELETE, R-GIT-WORKTREE-REMOVE-FORCE, R-GIT-PUSH-DELETE-REMOTE,\n"
+    "R-GIT-EVACUATE-DESTROY, R-GIT-UNPARSED-DESTRUCTIVE (docs/guard.md)."
+)
+
+
+def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    p = sub.add_parser(
+        "check",
+        help="show what the command guard would decide for a shell command",
+        description=(
+            "Decide COMMAND as if a coding agent in DIR were about to run it: creation routes "
+            "(WIP cap, dormancy block, duplicate stem), lossless force removal, remote deletes "
+            "and evacuate-then-destroy. Prints the decision; nothing is run."),
+        epilog=_EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    p.add_argument("--cwd", metavar="DIR", default=None,
+                   help="the directory the command would run in (default: -C, else the "
+                        "current directory)")
+    p.add_argument("--json", action="store_true", help="print the decision as one JSON object")
+    p.add_argument("--creation", metavar="NAME", default=None,
+                   help="judge a new branch NAME on the Agent/WorktreeCreate route instead of "
+                        "a command ('' for a name not known yet)")
+    p.add_argument("command", nargs="*", metavar="COMMAND",
+                   help="the shell command (after --, as one quoted argument or several words)")
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Decide and print; return 0 allow, 1 warn, 2 deny."""
+    from branchkeeper.policy.guard import decide_command, decide_creation
+
+    base = args.cwd or getattr(args, "directory", None) or os.getcwd()
+    cwd = os.path.abspath(base)
+    if not os.path.isdir(cwd):
+        raise BranchkeeperError(f"{cwd}: no such directory")
+    words = [w for w in args.command]
+    if words[:1] == ["--"]:
+        words = words[1:]
+    if args.creation is not None:
+        if words:
+            raise BranchkeeperError("give either --creation NAME or a command, not both")
+        decision = decide_creation(args.creation or None, cwd=cwd, route="check")
+    else:
+        if not words:
+            raise BranchkeeperError('nothing to check: branchkeeper check -- "<command>"')
+        decision = decide_command(" ".join(words), cwd=cwd)
+    if args.json:
+        json.dump(decision.to_json(), sys.stdout)
+        sys.stdout.write("\n")
+    else:
+        print(f"{decision.verdict.value}{': ' + decision.rule_id if decision.rule_id else ''}")
+        if decision.text:
+            print(decision.text)
+    return decision.verdict.severity

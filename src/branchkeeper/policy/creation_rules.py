@@ -1,0 +1,239 @@
+"""The creation decision (first document sections 3 and 4; issue 5 section 3, "Creation").
+
+A pure function of a :class:`CreationView` (one ref table, the last sweep, the config, the
+clock): the WIP cap, the dormancy block, the duplicate stem, LOST WORK RISK lines on every
+creation decision and noisy-stage lines on allowed ones.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from branchkeeper.analysis.guard_facts import SweepEntry
+from branchkeeper.analysis.refs import RefTable, matches_any
+from branchkeeper.model.config import Config
+from branchkeeper.policy.quoting import git_cmd, shell_quote
+from branchkeeper.policy.stem import number_tokens, stem
+from branchkeeper.policy.verdict import ALLOW, Decision, Verdict, combine
+
+R_CAP = "R-BRANCH-WIP-CAP"
+R_DORMANCY = "R-BRANCH-DORMANCY-BLOCK"
+R_DUPLICATE = "R-BRANCH-DUPLICATE-STEM"
+#: Most branch lines a denial lists before "and N more".
+MAX_LINES = 20
+_MERGED = frozenset({"merged", "merged_into_line", "patch_equivalent"})
+_DAY = 86400.0
+
+
+@dataclass(frozen=True, slots=True)
+class CreationView:
+    """What the creation decision reads: the ref table, the resolved default branch name (or
+    None), the last sweep (name -> entry; empty = names only), the config and ``now`` (unix s)."""
+
+    table: RefTable
+    default_name: str | None
+    sweep: dict[str, SweepEntry]
+    config: Config
+    now: float
+
+
+@dataclass(frozen=True, slots=True)
+class OpenBranch:
+    """One counted branch: name, tip, age in days (None unknown), and, from a sweep entry still
+    at this tip, its state, stage, containment and worktree."""
+
+    name: str
+    tip: str
+    age_days: float | None
+    state: str | None
+    stage: str | None
+    containment: str | None
+    worktree: str | None
+
+    @property
+    def group(self) -> int:
+        """Listing order: 0 merged, 1 dormant, 2 live."""
+        if self.state in _MERGED:
+            return 0
+        return 1 if self.state == "dormant" or self.stage is not None else 2
+
+
+def not_counted(name: str, view: CreationView) -> bool:
+    """True for the default branch, an integration line or an exempt name."""
+    b = view.config.branches
+    return name == view.default_name or matches_any(name, b.integration_lines) \
+        or matches_any(name, b.exempt)
+
+
+def _stage(age: float | None, config: Config) -> str | None:
+    d = config.branches.dormancy
+    if age is None or d.mode == "off" or age < d.effective_advisory_days:
+        return None
+    if age >= d.effective_block_days and d.mode == "block":
+        return "block"
+    return "noisy" if age >= d.effective_noisy_days else "advisory"
+
+
+def open_branches(view: CreationView) -> tuple[list[OpenBranch], int]:
+    """Every counted branch (sorted by name) and the count: distinct tips, where a local branch
+    and its remote copy are one (same name, same or different tips). Section 3. Ages come from
+    the ref table's dates when it has them, else from a sweep entry still at the tip."""
+    t = view.table
+    names = set(t.local) | (set(t.remote) if view.config.branches.wip.count_remote else set())
+    parent: dict[str, str] = {}
+
+    def find(x: str) -> str:
+        while parent.setdefault(x, x) != x:
+            parent[x] = parent[parent[x]]
+            x = parent[x]
+        return x
+
+    out: list[OpenBranch] = []
+    for name in sorted(names):
+        if not_counted(name, view):
+            continue
+        loc, rem = t.local.get(name), t.remote.get(name)
+        if not view.config.branches.wip.count_remote:
+            rem = None
+        info = loc or rem
+        if info is None or info.oid is None:
+            continue
+        tips = [str(i.oid) for i in (loc, rem) if i is not None and i.oid is not None]
+        first = find("n:" + name)
+        for tip in tips:
+            parent[find("t:" + tip)] = first
+        entry = view.sweep.get(name)
+        age = None if info.date is None else max(0.0, (view.now - info.date) / _DAY)
+        if entry is not None and entry.tip == str(info.oid):
+            age = entry.age_days if age is None else age
+            stage = _stage(age, view.config) if entry.state in ("dormant", "live") else None
+            out.append(OpenBranch(name, str(info.oid), age, entry.state, stage,
+                                  entry.containment, entry.worktree))
+        else:
+            out.append(OpenBranch(name, str(info.oid), age, None, None, None, None))
+    count = len({find("n:" + b.name) for b in out})
+    return out, count
+
+
+def _age(b: OpenBranch) -> str:
+    return "age unknown" if b.age_days is None else f"{int(b.age_days)}d old"
+
+
+def _line(b: OpenBranch) -> str:
+    label = b.state or "state unknown"
+    if b.stage and b.state != "dormant":
+        label = f"{label}, {b.stage}"
+    elif b.stage:
+        label = f"dormant, {b.stage} stage"
+    where = f", worktree {shell_quote(b.worktree)}" if b.worktree else ""
+    text = f"  - {shell_quote(b.name)} ({label}, {_age(b)}{where})"
+    if b.group == 0:
+        text += f": branchkeeper delete -- {shell_quote(b.name)}"
+    return text
+
+
+def branch_listing(branches: list[OpenBranch]) -> list[str]:
+    """Merged first (with their delete command), then dormant, then live; at most MAX_LINES
+    lines plus "and N more"."""
+    ordered = sorted(branches, key=lambda b: (b.group, -(b.age_days or 0.0), b.name))
+    lines = [_line(b) for b in ordered[:MAX_LINES]]
+    if len(ordered) > MAX_LINES:
+        lines.append(f"  ... and {len(ordered) - MAX_LINES} more")
+    return lines
+
+
+def lost_work_lines(branches: list[OpenBranch], remote: str) -> list[str]:
+    """One loud line per branch the last sweep found contained nowhere (still at that tip)."""
+    return [f"LOST WORK RISK: branch {shell_quote(b.name)} holds commits no remote-tracking ref "
+            f"contains ({_age(b)}); secure them now: {git_cmd('push', '-u', remote, b.name)}"
+            for b in branches if b.containment == "nowhere"]
+
+
+def _ways_out(name: str) -> str:
+    q = shell_quote(name)
+    return (f"  finish and merge it; or park it: branchkeeper park --reason '<why it waits>' -- {q};"
+            f" or delete it: branchkeeper delete -- {q}")
+
+
+def creation_decision(name: str | None, view: CreationView) -> Decision:
+    """Decide a new branch ``name`` (None: a name not known yet, e.g. an Agent worktree).
+
+    Deny (``R-BRANCH-WIP-CAP``) when count >= ``wip.cap`` with ``wip.mode: block`` (warn mode:
+    WARN; off: nothing); deny (``R-BRANCH-DORMANCY-BLOCK``) while any counted branch is at the
+    block stage; warn (``R-BRANCH-DUPLICATE-STEM``) on a shared stem or number token. A name
+    that already exists, or that is not counted (default, line, exempt), is no new work.
+    """
+    b = view.config.branches
+    branches, count = open_branches(view)
+    lost = lost_work_lines(branches, b.remote)
+    if name is not None and (name in view.table.local or name in view.table.remote):
+        return ALLOW.with_context(lost)
+    if name is not None and not_counted(name, view):
+        return ALLOW.with_context(lost)
+    shown = shell_quote(name) if name is not None else "a new branch"
+    found: list[Decision] = []
+    if count >= b.wip.cap and b.wip.mode != "off":
+        note = [] if view.sweep else ["(No sweep yet, so names only: run `branchkeeper sweep` "
+                                      "for merged/dormant labels.)"]
+        way = "\n".join([
+            "Finish or clear an open branch first (merged ones are proven and cheapest):",
+            *branch_listing(branches), *note,
+            "`branchkeeper sweep --clean` deletes every proven branch in one lossless step; or "
+            "continue the work on one of the branches above instead of a new one. A human's "
+            "branch can be declared in branches.exempt."])
+        verdict = Verdict.DENY if b.wip.mode == "block" else Verdict.WARN
+        found.append(Decision(verdict, R_CAP,
+                              f"Creating {shown} would exceed the WIP cap: {count} open work "
+                              f"branches, cap {b.wip.cap} (branches.wip.cap).", way))
+    blocked = [x for x in branches if x.stage == "block"]
+    if blocked:
+        lines = [f"  - {shell_quote(x.name)} ({_age(x)}"
+                 + (f", worktree {shell_quote(x.worktree)}" if x.worktree else "") + ")"
+                 for x in blocked[:MAX_LINES]]
+        if len(blocked) > MAX_LINES:
+            lines.append(f"  ... and {len(blocked) - MAX_LINES} more")
+        ways = [f"For {shell_quote(x.name)}:\n{_ways_out(x.name)}" for x in blocked[:MAX_LINES]]
+        days = b.dormancy.effective_block_days
+        found.append(Decision(
+            Verdict.DENY, R_DORMANCY,
+            f"No new branch while a branch has been idle {days}+ days (dormancy block stage):\n"
+            + "\n".join(lines),
+            "\n".join(ways) + "\nCommits, merges, pushes and deletes stay open; only new "
+            "branches wait."))
+    if name is not None and b.duplicates.mode == "warn":
+        dup = _duplicate(name, branches, b.remote)
+        if dup is not None:
+            found.append(dup)
+    decision = combine(found) if found else ALLOW
+    extra = list(lost)
+    if decision.verdict is not Verdict.DENY:
+        extra += [f"Idle branch: {shell_quote(x.name)} has had no commit for "
+                  f"{'?' if x.age_days is None else int(x.age_days)} days "
+                  f"({x.stage} stage); finish it, park it or delete it."
+                  for x in branches if x.stage in ("noisy", "block")]
+    return decision.with_context(extra)
+
+
+def _duplicate(name: str, branches: list[OpenBranch], remote: str) -> Decision | None:
+    new_stem = stem(name, remote=remote)
+    new_nums = number_tokens(name, remote=remote)
+    hits: list[str] = []
+    for x in branches:
+        if x.name == name:
+            continue
+        why = ""
+        if stem(x.name, remote=remote) == new_stem:
+            why = f"same stem {shell_quote(new_stem)}"
+        else:
+            shared = sorted(new_nums & number_tokens(x.name, remote=remote))
+            if shared:
+                why = f"shares number {shared[0]}"
+        if why:
+            where = f", worktree {shell_quote(x.worktree)}" if x.worktree else ""
+            hits.append(f"  - {shell_quote(x.name)} ({why}, {_age(x)}{where})")
+    if not hits:
+        return None
+    return Decision(Verdict.WARN, R_DUPLICATE,
+                    f"{shell_quote(name)} looks like a duplicate of an existing branch:\n"
+                    + "\n".join(hits[:MAX_LINES]),
+                    "Continue there instead, unless this is really separate work.")

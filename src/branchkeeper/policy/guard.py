@@ -1,0 +1,457 @@
+"""The command guard's entry points: gather the few facts a decision needs, then decide.
+
+Issue 5 section 3; first document sections 3, 4, 7, 11, 12, 13. The hook adapter and
+``branchkeeper check`` call exactly these:
+
+- :func:`decide_command` for a Bash command an agent is about to run;
+- :func:`decide_creation` for the Agent / WorktreeCreate creation route;
+- :func:`evacuations_in` for the same-turn evacuation record (PostToolUse).
+
+A command with no git creation, destruction or evacuation returns ALLOW without starting any
+git process. Every git call is bounded (:data:`GUARD_TIMEOUT_S`); a failure allows a creation
+with a "could not judge" line and denies a destruction that cannot be proven, saying why.
+"""
+
+from __future__ import annotations
+
+import os
+import posixpath
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from branchkeeper.analysis.guard_facts import (
+    GUARD_TIMEOUT_S,
+    Repo,
+    WorktreeContents,
+    load_guard_config,
+    locate,
+    now,
+    read_ref_table,
+    read_sweep,
+    read_tips,
+    read_worktree_contents,
+    read_worktrees,
+    tracked_paths,
+    unreachable_tips,
+)
+from branchkeeper.analysis.refs import RefTable, matches_any, resolve_default_branch
+from branchkeeper.errors import BranchkeeperError
+from branchkeeper.git.repo import Worktree
+from branchkeeper.model.config import Config
+from branchkeeper.policy import removal_rules as rr
+from branchkeeper.policy.creation_rules import CreationView, creation_decision
+from branchkeeper.policy.decisions import (
+    PAIRED_KINDS,
+    Plan,
+    deleted_refs,
+    describe,
+    plan_command,
+    rev_branch_names,
+    under,
+)
+from branchkeeper.policy.gitargv import Destruction, Evacuation
+from branchkeeper.policy.quoting import shell_quote
+from branchkeeper.policy.shell import parse_command
+from branchkeeper.policy.shellmodel import GitInvocation
+from branchkeeper.policy.verdict import ALLOW, Decision, EvacuationRecord, Verdict, combine
+
+__all__ = ["GUARD_TIMEOUT_S", "Decision", "EvacuationRecord", "Verdict", "decide_command",
+           "decide_creation", "evacuations_in"]
+
+
+@dataclass
+class _Facts:
+    """Facts of one repository, each read at most once per decision (lazily)."""
+
+    repo: Repo
+    config: Config
+    config_note: str
+    tables: dict[str, RefTable] = field(default_factory=dict)
+    worktree_list: list[Worktree] | None = None
+
+    def table(self, remote: str | None = None) -> RefTable:
+        remote = remote or self.config.branches.remote
+        if remote not in self.tables:
+            self.tables[remote] = read_ref_table(self.repo, remote)
+        return self.tables[remote]
+
+    def worktrees(self) -> list[Worktree]:
+        if self.worktree_list is None:
+            self.worktree_list = read_worktrees(self.repo)
+        return self.worktree_list
+
+    def worktree_at(self, path: str) -> Worktree | None:
+        real = os.path.realpath(path)
+        for wt in self.worktrees():
+            if os.path.realpath(wt.path) == real:
+                return wt
+        return None
+
+    def worktree_holding(self, path: str) -> Worktree | None:
+        """The innermost worktree containing ``path``."""
+        real = os.path.realpath(path)
+        best: Worktree | None = None
+        for wt in self.worktrees():
+            root = os.path.realpath(wt.path)
+            if under(real, root) and (best is None or len(root) > len(str(best.path))):
+                best = wt
+        return best
+
+
+class _Repos:
+    """Repositories met in one command, keyed by common dir."""
+
+    def __init__(self) -> None:
+        self.by_key: dict[tuple[str | None, str | None, str | None], _Facts | None] = {}
+
+    def of(self, cwd: str | None, g: GitInvocation | None = None) -> _Facts | None:
+        git_dir = g.git_dir if g is not None else None
+        work_tree = g.work_tree if g is not None else None
+        key = (cwd, git_dir, work_tree)
+        if key not in self.by_key:
+            repo = locate(cwd, git_dir=git_dir, work_tree=work_tree) if cwd else None
+            if repo is None:
+                self.by_key[key] = None
+            else:
+                config, note = load_guard_config(repo)
+                self.by_key[key] = _Facts(repo, config, note)
+        return self.by_key[key]
+
+
+def _git_failed(exc: BranchkeeperError) -> str:
+    first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+    return first[:300]
+
+
+def _creation_view(facts: _Facts) -> CreationView:
+    table = facts.table()
+    default = resolve_default_branch(facts.config.branches.default, table)
+    return CreationView(table, default.name, read_sweep(facts.repo), facts.config, now())
+
+
+def _could_not_judge(why: str) -> Decision:
+    return ALLOW.with_context([f"branchkeeper could not judge this new branch ({why}); the next "
+                               "sweep counts it."])
+
+
+def decide_creation(name: str | None, *, cwd: str, route: str) -> Decision:
+    """Decide a new branch created by the Agent tool's worktree isolation or WorktreeCreate
+    (``route`` names it, e.g. ``"agent"``, ``"worktree_create"``); ``name`` None when the name is
+    not known yet. One ``for-each-ref`` plus the last sweep and the config; never an inventory.
+    Never raises: a git failure or timeout allows with a "could not judge" line."""
+    try:
+        facts = _Repos().of(cwd)
+        if facts is None:
+            return ALLOW
+        decision = creation_decision(name, _creation_view(facts))
+    except (BranchkeeperError, ValueError) as exc:
+        return _could_not_judge(_git_failed(exc) if isinstance(exc, BranchkeeperError)
+                                else str(exc))
+    return decision.with_context([facts.config_note] if facts.config_note else [])
+
+
+def decide_command(command: str, *, cwd: str,
+                   evacuations: Sequence[EvacuationRecord] = ()) -> Decision:
+    """Decide a shell ``command`` an agent is about to run in ``cwd`` (absolute).
+
+    ``evacuations``: same-turn records (see :func:`evacuations_in`); a destruction aimed at a
+    recorded worktree or branch is denied (section 13). Returns a :class:`Decision`; never
+    raises. A command with nothing to judge is ALLOW with no git process started.
+    """
+    try:
+        parsed = parse_command(command, cwd=cwd)
+        plan = plan_command(parsed)
+        if plan.empty and not (evacuations and plan.rm_targets):
+            return ALLOW
+        return _decide(plan, evacuations)
+    except Exception as exc:  # the guard must never crash the hook; fail closed on destruction
+        return rr.unparsed_decision("The command may delete work",
+                                    f"the guard failed ({type(exc).__name__}: {exc})")
+
+
+def _decide(plan: Plan, records: Sequence[EvacuationRecord]) -> Decision:
+    repos = _Repos()
+    out: list[Decision] = []
+    unparsed = plan.parsed.unparsed_reason if plan.parsed.unparsed else ""
+    for c, g in plan.creations:
+        out.append(_creation(c.name if not c.dynamic else None, c.route, c.start, g, repos,
+                             unparsed))
+    # the evacuation shape first: its deny names the right move (section 13)
+    out.extend(_evacuate_destroy(plan, repos, records))
+    out.extend(_destructions(plan, repos, unparsed))
+    return combine(out)
+
+
+def _creation(name: str | None, route: str, start: str | None, g: GitInvocation,
+              repos: _Repos, unparsed: str) -> Decision:
+    if unparsed:
+        return _could_not_judge(f"the command could not be read in full: {unparsed}")
+    try:
+        facts = repos.of(g.cwd, g)
+        if facts is None:
+            return ALLOW if g.cwd else _could_not_judge("the directory is not known")
+        view = _creation_view(facts)
+        if route == "worktree_add_dwim" and name is not None:
+            if start is None and name in view.table.local:
+                return ALLOW  # checks out the existing branch
+            if start is not None and (start in view.table.local or start not in view.table.remote):
+                return ALLOW  # an existing branch, or a commit: no new branch
+        decision = creation_decision(name, view)
+        return decision.with_context([facts.config_note] if facts.config_note else [])
+    except BranchkeeperError as exc:
+        return _could_not_judge(_git_failed(exc))
+
+
+def _destructions(plan: Plan, repos: _Repos, unparsed: str) -> list[Decision]:
+    out: list[Decision] = []
+    judged: dict[int, list[tuple[Destruction, GitInvocation]]] = {}
+    for d, g in plan.destructions:
+        if d.kind == "branch_delete":
+            continue  # plain `branch -d`: git's own merged check decides
+        what = f"`{describe(g)}` deletes"
+        if unparsed:
+            out.append(rr.unparsed_decision(what, f"the command could not be read in full "
+                                                  f"({unparsed})"))
+            continue
+        if d.dynamic or d.cwd is None:
+            out.append(rr.unparsed_decision(what, "a name, path, remote or directory comes "
+                                                  "from an expansion the guard cannot know"))
+            continue
+        facts = repos.of(g.cwd, g)
+        if facts is None:
+            continue  # not a repository: git refuses on its own
+        judged.setdefault(id(facts), []).append((d, g))
+    for items in judged.values():
+        facts = repos.of(items[0][1].cwd, items[0][1])
+        assert facts is not None
+        try:
+            out.extend(_judge_destructions(facts, items, [d for d, _ in plan.destructions]))
+        except (BranchkeeperError, ValueError) as exc:
+            why = _git_failed(exc) if isinstance(exc, BranchkeeperError) else str(exc)
+            out.append(rr.unparsed_decision(
+                f"`{describe(items[0][1])}` deletes", f"git could not answer ({why})"))
+    return out
+
+
+def _judge_destructions(facts: _Facts, items: list[tuple[Destruction, GitInvocation]],
+                        every: list[Destruction]) -> list[Decision]:
+    cfg = facts.config.branches
+    out: list[Decision] = []
+    excluded = deleted_refs(every)
+    force_items = [(d, g) for d, g in items if d.kind in ("branch_force_delete",
+                                                         "update_ref_delete")]
+    removes = [(d, g) for d, g in items if d.kind in ("worktree_remove", "worktree_remove_force")]
+    tips: dict[str, str] = {}
+    if force_items:
+        table = facts.table()
+        wanted = [r for d, _ in force_items for r in d.refs]
+        for r in wanted:
+            t = table.tip(r)
+            if t is not None:
+                tips[r] = str(t)
+        missing = [r for r in wanted if r not in tips]
+        tips.update(read_tips(facts.repo, missing))
+    # worktrees whose HEAD must be proven (force removal of a detached HEAD, or of a branch the
+    # same command deletes)
+    wt_checks: list[tuple[str, bool, Worktree | None]] = []
+    head_tips: dict[str, str] = {}
+    for d, _ in removes:
+        for path in d.targets:
+            wt = facts.worktree_at(path)
+            force = d.kind == "worktree_remove_force"
+            wt_checks.append((path, force, wt))
+            if wt is None or wt.head is None or not force:
+                continue
+            if wt.detached or (wt.branch and wt.branch in excluded):
+                head_tips[path] = str(wt.head)
+    lost: frozenset[str] = frozenset()
+    count = 0
+    all_tips = [*tips.values(), *head_tips.values()]
+    if all_tips:
+        lost, count = unreachable_tips(facts.repo, all_tips, excluded_refs=excluded)
+    for d, g in force_items:
+        gone = [(r, tips[r]) for r in d.refs if r in tips and tips[r] in lost]
+        names = [(r[len("refs/heads/"):] if r.startswith("refs/heads/") else r, t)
+                 for r, t in gone]
+        out.append(rr.branch_delete_decision(names, lost_commits=count, remote=cfg.remote,
+                                             mode=cfg.force_removal.mode, how=describe(g)))
+    for path, force, wt in wt_checks:
+        if wt is None or wt.is_main:
+            continue  # git refuses: not a worktree, or the main one
+        contents: WorktreeContents = read_worktree_contents(str(wt.path), facts.config)
+        head = head_tips.get(path)
+        out.append(rr.worktree_remove_decision(
+            path, force=force, contents=contents, head_lost=head if head in lost else None,
+            mode=cfg.force_removal.mode))
+    for d, _ in items:
+        if d.kind == "push_delete":
+            out.append(_remote_delete(facts, d))
+        elif d.kind in ("push_mirror", "push_prune"):
+            out.append(rr.push_mass_decision(d.kind, d.remote))
+    return out
+
+
+def _remote_delete(facts: _Facts, d: Destruction) -> Decision:
+    cfg = facts.config.branches
+    remote = d.remote or cfg.remote
+    if "/" in remote or ":" in remote or remote.startswith("."):
+        return rr.remote_delete_decision(remote, [], [(n, "the remote is a URL or path, so no "
+                                                          "tracking ref can prove it") for n in d.targets])
+    table = facts.table(remote)
+    default = resolve_default_branch(cfg.default, table)
+    head = table.remote_head.removeprefix(f"refs/remotes/{remote}/")
+    refused: list[tuple[str, str]] = []
+    unproven: list[tuple[str, str]] = []
+    tips: dict[str, str] = {}
+    for name in d.targets:
+        if name in (default.name, head):
+            refused.append((name, "is the default branch"))
+        elif matches_any(name, cfg.integration_lines):
+            refused.append((name, "is an integration line (branches.integration_lines)"))
+        elif matches_any(name, cfg.exempt):
+            refused.append((name, "is exempt (branches.exempt)"))
+        elif name in cfg.protected_names:
+            refused.append((name, "is a protected name (branches.protected_names)"))
+        elif name not in table.remote or table.remote[name].oid is None:
+            unproven.append((name, f"no tracking ref {remote}/{name}; run "
+                                   f"`git fetch {shell_quote(remote)}` so it can be proven"))
+        else:
+            tips[name] = str(table.remote[name].oid)
+    targets = [f"refs/remotes/{remote}/{default.name}"] if default.name in table.remote else []
+    targets += [f"refs/remotes/{remote}/{n}" for n in sorted(table.remote)
+                if matches_any(n, cfg.integration_lines)]
+    if tips and not targets:
+        unproven += [(n, "the remote default branch is not resolved") for n in tips]
+    elif tips:
+        lost, _ = unreachable_tips(facts.repo, list(tips.values()), excluded_refs=(),
+                                   not_refs=targets)
+        base = f"{remote}/{default.name}" if default.name else "the default branch"
+        unproven += [(n, f"{remote}/{n} is not an ancestor of {base} or an integration line")
+                     for n, t in tips.items() if t in lost]
+    return rr.remote_delete_decision(remote, refused, unproven)
+
+
+# -- evacuate then destroy (section 13) --------------------------------------------------------
+@dataclass(frozen=True, slots=True)
+class _Target:
+    worktrees: frozenset[str]
+    branches: frozenset[str]
+    text: str
+
+
+def _destroyed(plan: Plan, facts: _Facts) -> list[_Target]:
+    out: list[_Target] = []
+    for d, g in plan.destructions:
+        if d.kind not in PAIRED_KINDS or d.dynamic:
+            continue
+        if d.kind.startswith("worktree_remove"):
+            wts = [facts.worktree_at(p) for p in d.targets]
+            paths = frozenset(os.path.realpath(p) for p in d.targets)
+            branches = frozenset(w.branch.removeprefix("refs/heads/") for w in wts
+                                 if w is not None and w.branch)
+        else:
+            paths = frozenset()
+            branches = frozenset(r.removeprefix("refs/heads/") for r in d.refs)
+        out.append(_Target(paths, branches, f"`{describe(g)}`"))
+    for target, inv in plan.rm_targets:
+        if not target.startswith("/"):
+            continue
+        hit = [w for w in facts.worktrees()
+               if not w.is_main and under(os.path.realpath(w.path), os.path.realpath(target))]
+        if hit:
+            out.append(_Target(frozenset(os.path.realpath(w.path) for w in hit),
+                               frozenset(w.branch.removeprefix("refs/heads/") for w in hit
+                                         if w.branch), f"`{describe(inv)}`"))
+    return out
+
+
+def _records_for(e: Evacuation, g: GitInvocation, facts: _Facts, command: str
+                 ) -> list[EvacuationRecord]:
+    """The records of one evacuation whose outputs land where git does not track them."""
+    source = e.source_cwd
+    wt = facts.worktree_holding(source) if source else None
+    branches = [wt.branch.removeprefix("refs/heads/")] if wt is not None and wt.branch else []
+    table = facts.table()
+    branches += [n for n in rev_branch_names(e.source_rev) if n in table.local]
+    roots = {os.path.realpath(w.path): w for w in facts.worktrees()}
+    untracked: list[str] = []
+    by_root: dict[str, list[str]] = {}
+    for out in e.outputs:
+        if e.dynamic or not out.startswith("/") or e.kind == "format_patch":
+            untracked.append(out)
+            continue
+        real = os.path.realpath(out)
+        inside = [r for r in roots if under(real, r)]
+        if not inside:
+            untracked.append(out)  # outside the repository
+        else:
+            by_root.setdefault(max(inside, key=len), []).append(real)
+    for root, paths in by_root.items():
+        tracked = tracked_paths(root, paths)
+        untracked += [p for p in paths if p not in tracked]
+    wt_path = os.path.realpath(wt.path) if wt is not None else None
+    branch = branches[0] if branches else None
+    recs = [EvacuationRecord(wt_path, branch, out, command) for out in untracked]
+    recs += [EvacuationRecord(wt_path, b, out, command) for b in branches[1:] for out in untracked]
+    return recs
+
+
+def _evacuate_destroy(plan: Plan, repos: _Repos, records: Sequence[EvacuationRecord]
+                      ) -> list[Decision]:
+    if not (plan.destructions or plan.rm_targets) or not (plan.evacuations or records):
+        return []
+    first = next((g for _, g in plan.destructions), None)
+    cwd = first.cwd if first is not None else (plan.rm_targets[0][1].cwd if plan.rm_targets
+                                              else None)
+    facts = repos.of(cwd, first)
+    if facts is None:
+        return []
+    mode = facts.config.branches.evacuation.mode
+    if mode == "off":
+        return []
+    try:
+        targets = _destroyed(plan, facts)
+        if not targets:
+            return []
+        found = [(r, False) for e, g in plan.evacuations
+                 for r in _records_for(e, g, facts, plan.parsed.text)]
+        found += [(r, True) for r in records]
+    except (BranchkeeperError, ValueError) as exc:
+        why = _git_failed(exc) if isinstance(exc, BranchkeeperError) else str(exc)
+        return [rr.unparsed_decision("The command saves work and destroys a worktree or branch",
+                                     f"git could not answer ({why})")]
+    out: list[Decision] = []
+    for rec, same_turn in found:
+        for t in targets:
+            wt_hit = rec.worktree is not None and rec.worktree in t.worktrees
+            br_hit = rec.branch is not None and rec.branch in t.branches
+            if wt_hit or br_hit:
+                what = (f"worktree {shell_quote(rec.worktree)}" if wt_hit and rec.worktree
+                        else f"branch {shell_quote(rec.branch or '')}")
+                out.append(rr.evacuation_decision(what, rec.output, t.text, mode=mode,
+                                                  same_turn=same_turn))
+                break
+    return out[:1] + [d for d in out[1:] if d.reason != out[0].reason]
+
+
+def evacuations_in(command: str, *, cwd: str) -> list[EvacuationRecord]:
+    """Every evacuation in ``command`` whose output lands in an ignored, untracked or outside
+    path, as records for the same-turn rule (call it after the command ran, PostToolUse).
+    Never raises: an unreadable command or a git failure gives what could be judged."""
+    try:
+        parsed = parse_command(command, cwd=cwd)
+        plan = plan_command(parsed)
+        repos = _Repos()
+        out: list[EvacuationRecord] = []
+        for e, g in plan.evacuations:
+            facts = repos.of(g.cwd, g)
+            if facts is None:
+                continue
+            try:
+                out.extend(_records_for(e, g, facts, command))
+            except (BranchkeeperError, ValueError):
+                out.extend(EvacuationRecord(e.source_cwd and posixpath.normpath(e.source_cwd),
+                                            None, o, command) for o in e.outputs)
+        return out
+    except Exception:
+        return []

@@ -1,0 +1,116 @@
+"""What a guard decides: :class:`Decision` and the same-turn :class:`EvacuationRecord`.
+
+Issue 5 section 3: a decision is allow, warn (allow with context) or deny, with a rule id, a
+reason, the specific way out and, on every deny, the principle text of section 12.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from enum import StrEnum
+from typing import Any
+
+from branchkeeper.policy.principle import BRANCH_LIMIT_PRINCIPLE
+
+
+class Verdict(StrEnum):
+    """Allow, warn (allow with a message) or deny; ordered by severity."""
+
+    ALLOW = "allow"
+    WARN = "warn"
+    DENY = "deny"
+
+    @property
+    def severity(self) -> int:
+        """0 allow, 1 warn, 2 deny (also the exit code of ``branchkeeper check``)."""
+        return {"allow": 0, "warn": 1, "deny": 2}[self.value]
+
+
+@dataclass(frozen=True, slots=True)
+class Decision:
+    """One guard decision.
+
+    ``rule_id`` is empty for a plain allow; ``reason`` one or more lines saying what the rule
+    found; ``way_out`` the specific commands or steps (shell-quoted); ``context`` extra lines
+    (LOST WORK RISK branches, noisy-stage branches, "could not judge" notes) shown on any
+    verdict.
+    """
+
+    verdict: Verdict
+    rule_id: str = ""
+    reason: str = ""
+    way_out: str = ""
+    context: tuple[str, ...] = ()
+
+    @property
+    def text(self) -> str:
+        """The whole message: ``[rule] reason``, the way out, the context lines and, on a deny,
+        the principle text. Empty for a plain allow with nothing to say."""
+        parts: list[str] = []
+        if self.reason:
+            parts.append(f"[{self.rule_id}] {self.reason}" if self.rule_id else self.reason)
+        if self.way_out:
+            parts.append(self.way_out)
+        if self.context:
+            parts.append("\n".join(self.context))
+        if self.verdict is Verdict.DENY:
+            parts.append(BRANCH_LIMIT_PRINCIPLE)
+        return "\n\n".join(parts)
+
+    def to_json(self) -> dict[str, Any]:
+        """``{"verdict", "rule_id", "reason", "way_out", "context": [...], "text"}``."""
+        return {"verdict": self.verdict.value, "rule_id": self.rule_id, "reason": self.reason,
+                "way_out": self.way_out, "context": list(self.context), "text": self.text}
+
+    def with_context(self, lines: Iterable[str]) -> Decision:
+        """This decision with ``lines`` appended to its context (duplicates dropped)."""
+        merged = tuple(dict.fromkeys((*self.context, *lines)))
+        return Decision(self.verdict, self.rule_id, self.reason, self.way_out, merged)
+
+
+ALLOW = Decision(Verdict.ALLOW)
+
+
+def combine(decisions: Iterable[Decision]) -> Decision:
+    """The most severe decision (the first at that severity); every other decision's reason and
+    context become context lines of it, so nothing found is hidden."""
+    found = list(decisions)
+    if not found:
+        return ALLOW
+    top = max(found, key=lambda d: d.verdict.severity)  # max keeps the first of equals
+    extra: list[str] = []
+    for d in found:
+        if d is top:
+            continue
+        if d.reason:
+            extra.append(f"Also [{d.rule_id}]: {d.reason}" if d.rule_id else d.reason)
+        extra.extend(d.context)
+    return top.with_context(extra)
+
+
+@dataclass(frozen=True, slots=True)
+class EvacuationRecord:
+    """One evacuation seen in a command (section 13): the ``worktree`` it read (absolute path),
+    the ``branch`` it read (name), the ``output`` path it wrote, and the ``command`` text."""
+
+    worktree: str | None
+    branch: str | None
+    output: str
+    command: str
+
+    def to_json(self) -> dict[str, Any]:
+        """``{"worktree", "branch", "output", "command"}``."""
+        return {"worktree": self.worktree, "branch": self.branch, "output": self.output,
+                "command": self.command}
+
+    @classmethod
+    def from_json(cls, data: Any) -> EvacuationRecord:
+        """Inverse of :meth:`to_json`; raises ValueError on a malformed record."""
+        if not isinstance(data, dict):
+            raise ValueError("evacuation record: not an object")
+        wt, br, out, cmd = (data.get(k) for k in ("worktree", "branch", "output", "command"))
+        if not (wt is None or isinstance(wt, str)) or not (br is None or isinstance(br, str)) \
+                or not isinstance(out, str) or not isinstance(cmd, str):
+            raise ValueError("evacuation record: bad field types")
+        return cls(wt, br, out, cmd)

@@ -1,0 +1,155 @@
+"""One set of real repositories for the guard tests, built once per test module.
+
+Layout under the world directory W:
+  origin.git                 bare remote: main, pushed-merged (in main), pushed-unmerged,
+                             release/1.0 (integration line), users/bob (exempt), feat-login
+  under/                     a clone under the cap; branches: feat-login (pushed), lonely
+                             (unpushed commit), holder + held (held contained in holder),
+                             fix-login, feature-4521-x, merged-feat (merged), wt-* branches;
+                             config: integration_lines [release/*], exempt [users/*]
+  wt/clean wt/dirty wt/detached wt/ignored wt/regen   worktrees of under/
+  atcap/                     cap 5 reached: merged-a, merged-b, dormant-x (20 days, nowhere),
+                             live-y, live-z; a last sweep written by build_inventory
+  dormant/                   old-work idle 40 days (block stage); a last sweep
+  atcap-warn/ atcap-off/ dormant-warn/ under-fr-off/ under-evac-warn/   copies with one mode changed
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+
+from tests.gitrepo import GitRepo
+
+BASE_CFG = "branches:\n  integration_lines: ['release/*']\n  exempt: ['users/*']\n"
+ATCAP_CFG = BASE_CFG + "  wip:\n    cap: 5\n"
+
+
+def hermetic_env(home: Path) -> dict[str, str]:
+    (home / ".gitconfig").write_text(
+        "[init]\n\tdefaultBranch = main\n[protocol \"file\"]\n\tallow = always\n"
+        "[advice]\n\tdetachedHead = false\n")
+    (home / "template").mkdir(exist_ok=True)
+    return {"HOME": str(home), "XDG_CONFIG_HOME": str(home / ".config"),
+            "GIT_CONFIG_NOSYSTEM": "1", "GIT_CONFIG_GLOBAL": str(home / ".gitconfig"),
+            "GIT_TEMPLATE_DIR": str(home / "template"), "GIT_AUTHOR_NAME": "Test Author",
+            "GIT_AUTHOR_EMAIL": "author@example.com", "GIT_COMMITTER_NAME": "Test Committer",
+            "GIT_COMMITTER_EMAIL": "committer@example.com", "GIT_EDITOR": "false",
+            "GIT_TERMINAL_PROMPT": "0"}
+
+
+def _sweep(path: Path) -> None:
+    from branchkeeper.analysis.inventory import build_inventory
+    from branchkeeper.git.repo import repo_facts
+    from branchkeeper.model.config import load_config
+
+    facts = repo_facts(path)
+    build_inventory(facts, load_config(facts.main_root).config)
+
+
+def _copy(src: Path, dst: Path, config: str) -> None:
+    shutil.copytree(src, dst, symlinks=True)
+    (dst / ".branchkeeper.yaml").write_text(config)
+
+
+def build(w: Path) -> Path:
+    bare = GitRepo.init_bare(w / "origin.git")
+    seed = GitRepo.init(w / "seed")
+    seed.commit("initial", files={"README.md": "hello\n", ".gitignore": "scratch/\nnode_modules/\n"},
+                days_ago=60.5)
+    seed.git("remote", "add", "origin", str(bare.path))
+    seed.switch("pushed-merged", create=True)
+    seed.commit("pm", files={"pm.txt": "1\n"}, days_ago=50.5)
+    seed.switch("main")
+    seed.merge("pushed-merged", days_ago=50.4)
+    for name in ("pushed-unmerged", "release/1.0", "users/bob", "feat-login"):
+        seed.switch(name, create=True, start="main")
+        seed.commit(name, files={name.replace("/", "_") + ".txt": "x\n"}, days_ago=2.5)
+    seed.switch("main")
+    seed.git("push", "-q", "origin", "--all")
+    u = GitRepo.clone(bare.path, w / "under")
+    u.git("branch", "feat-login", "origin/feat-login")
+    u.switch("lonely", create=True)
+    u.commit("lonely work", files={"lonely.txt": "l\n"}, days_ago=1.5)
+    u.switch("held", create=True, start="main")
+    u.commit("held work", files={"held.txt": "h\n"}, days_ago=1.5)
+    u.switch("holder", create=True)
+    u.commit("holder work", files={"holder.txt": "h\n"}, days_ago=1.5)
+    u.switch("merged-feat", create=True, start="main")
+    u.commit("mf", files={"mf.txt": "m\n"}, days_ago=3.5)
+    u.switch("main")
+    u.merge("merged-feat", days_ago=3.4)
+    u.branch("fix-login", days_ago=1)
+    u.branch("feature-4521-x", days_ago=1)
+    u.git("switch", "-q", "fix-login")
+    u.commit("fl", files={"fl.txt": "f\n"}, days_ago=1.5)
+    u.git("switch", "-q", "feature-4521-x")
+    u.commit("f4521", files={"f4521.txt": "f\n"}, days_ago=1.5)
+    u.git("switch", "-q", "main")
+    wt = w / "wt"
+    clean = u.worktree_add(wt / "clean", "-b", "wt-clean")
+    dirty = u.worktree_add(wt / "dirty", "-b", "wt-dirty")
+    (dirty.path / "README.md").write_text("changed\n")
+    (dirty.path / "new.txt").write_text("untracked\n")
+    det = u.worktree_add(wt / "detached", "--detach")
+    det.commit("detached work", files={"det.txt": "d\n"}, days_ago=0.5)
+    ign = u.worktree_add(wt / "ignored", "-b", "wt-ignored")
+    (ign.path / "scratch").mkdir()
+    (ign.path / "scratch" / "notes.md").write_text("precious\n")
+    regen = u.worktree_add(wt / "regen", "-b", "wt-regen")
+    (regen.path / "node_modules").mkdir()
+    (regen.path / "node_modules" / "x.js").write_text("x\n")
+    clean.commit("clean work", files={"c.txt": "c\n"}, days_ago=0.5)
+    u.git("push", "-q", "origin", "wt-clean")
+    set_config(u.path, BASE_CFG + "  wip:\n    cap: 20\n")
+    # at the cap
+    a = GitRepo.clone(bare.path, w / "atcap")
+    for name, days, merge in (("merged-a", 5.5, True), ("merged-b", 4.5, True),
+                              ("dormant-x", 20.5, False), ("live-y", 1.5, False),
+                              ("live-z", 0.5, False)):
+        a.switch(name, create=True, start="main", days_ago=days)
+        a.commit(name, files={f"{name}.txt": name}, days_ago=days)
+        a.switch("main")
+        if merge:
+            a.merge(name, days_ago=days - 0.1)
+    a.git("push", "-q", "origin", "main", "live-y")
+    a.git("fetch", "-q", "origin")
+    set_config(a.path, ATCAP_CFG)
+    _sweep(a.path)
+    d = GitRepo.clone(bare.path, w / "dormant")
+    d.switch("old-work", create=True, start="main", days_ago=40.5)
+    d.commit("old", files={"old.txt": "o\n"}, days_ago=40.5)
+    d.git("push", "-q", "origin", "old-work")
+    d.switch("main")
+    set_config(d.path, BASE_CFG + "  wip:\n    cap: 20\n")
+    _sweep(d.path)
+    _copy(a.path, w / "atcap-warn", ATCAP_CFG + "    mode: warn\n")
+    _copy(a.path, w / "atcap-off", ATCAP_CFG + "    mode: 'off'\n")
+    _copy(d.path, w / "dormant-warn", BASE_CFG + "  wip:\n    cap: 20\n  dormancy:\n    mode: warn\n")
+    return w
+
+
+@pytest.fixture(scope="module")
+def world(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    w = tmp_path_factory.mktemp("world")
+    env = hermetic_env(tmp_path_factory.mktemp("whome"))
+    with pytest.MonkeyPatch.context() as mp:
+        for k, v in env.items():
+            mp.setenv(k, v)
+        for var in ("GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE"):
+            mp.delenv(var, raising=False)
+        return build(w)
+
+
+def set_config(repo: Path, text: str) -> None:
+    (repo / ".branchkeeper.yaml").write_text(text)
+
+
+def rel(w: Path, cmd: str) -> str:
+    return cmd.replace("{W}", str(w))
+
+
+__all__ = ["BASE_CFG", "build", "os", "rel", "set_config", "world"]

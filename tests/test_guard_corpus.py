@@ -1,0 +1,323 @@
+# ruff: noqa: F811, E501  (the `world` fixture is imported; corpus rows are long)
+"""The command guard's corpus: real repositories, every route, expected (verdict, rule id).
+
+Issue 5 sections 3 and 5; first document sections 3, 4, 7, 11, 12, 13. The repositories are
+described in tests/guardworld.py; commands name them through ``{W}`` (the world directory).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from branchkeeper.git.run import processes_started
+from branchkeeper.policy.guard import EvacuationRecord, decide_command, evacuations_in
+from branchkeeper.policy.principle import BRANCH_LIMIT_PRINCIPLE
+from tests.gitrepo import GitRepo
+from tests.guardworld import rel, world  # noqa: F401 (fixture)
+
+A, W_, D = "allow", "warn", "deny"
+FORCE, WT, PUSH = "R-GIT-BRANCH-FORCE-DELETE", "R-GIT-WORKTREE-REMOVE-FORCE", "R-GIT-PUSH-DELETE-REMOTE"
+EVAC, UNP = "R-GIT-EVACUATE-DESTROY", "R-GIT-UNPARSED-DESTRUCTIVE"
+CAP, DORM, DUP = "R-BRANCH-WIP-CAP", "R-BRANCH-DORMANCY-BLOCK", "R-BRANCH-DUPLICATE-STEM"
+
+BENIGN = [
+    "ls -la", "pwd", "echo 'git branch -D lonely'", 'echo "git push origin --delete main"',
+    "grep -rn 'git branch -D' .", "grep -- '--force' README.md", "printf '%s\\n' 'git worktree remove --force ../wt/dirty'",
+    "git commit -m 'use -D to delete branches'", 'git commit -m "fix: --amend later; git branch -D x"',
+    "git commit --allow-empty -m 'worktree remove --force is dangerous'",
+    "git log --oneline -5", "git status", "git status --porcelain", "git diff", "git diff --stat",
+    "git diff > /tmp/export.patch", "git format-patch -o /tmp/patches main..lonely",
+    "git -C ../wt/clean diff > /tmp/p.patch", "git stash list", "git show HEAD", "git fetch origin",
+    "git pull --ff-only", "git push origin main", "git push -u origin lonely", "git push",
+    "git branch", "git branch -a", "git branch -vv", "git branch --list 'lane-*'", "git branch -r",
+    "git branch --merged main", "git branch --contains HEAD", "git branch -m fix-login fix-login-renamed",
+    "git switch main", "git checkout main", "git switch lane-f-adoption", "git checkout lane-f-adoption-D",
+    "git worktree list", "git worktree add --detach ../wt/tmp-detached", "git worktree add ../wt/l lonely",
+    "git worktree add ../wt/lonely", "git worktree prune --dry-run", "git branch -d lonely",
+    "git branch --delete lonely", "git branch -D held", "git branch -D merged-feat", "git branch -D feat-login",
+    "git branch -D nosuch-branch", "git branch -D wt-clean", "git update-ref -d refs/heads/held",
+    "git worktree remove ../wt/clean", "git worktree remove --force ../wt/clean",
+    "git worktree remove ../wt/regen", "git worktree remove -f ../wt/regen", "git worktree remove ../wt/nowhere",
+    "git push origin --delete pushed-merged", "git push origin :pushed-merged", "git push -d origin pushed-merged",
+    "git push --dry-run --mirror origin", "cat <<'EOF'\ngit branch -D lonely\ngit push --mirror\nEOF",
+    "cat > notes.txt <<EOF\ngit worktree remove --force ../wt/dirty\nEOF", "python -c 'print(1)'",
+    "rm -rf build/", "rm -f /tmp/x", "make test", "npm run build -- --force", "echo lane-f-adoption -D",
+    "git tag v1", "git stash", "git reset --soft HEAD~1", "git rebase main", "git merge --no-ff lonely",
+    "git cherry-pick lonely", "git branch -D held && git status",
+]
+BRANCH_FORCE = [
+    "git branch -D lonely", "git branch -d -f lonely", "git branch -df lonely", "git branch -fd lonely",
+    "git branch --delete --force lonely", "git branch --force --delete lonely", "git branch -D -- lonely",
+    "git -C . branch -D lonely", "git -C {W}/under branch -D lonely", "cd {W}/under && git branch -D lonely",
+    "(git branch -D lonely)", "{ git branch -D lonely; }", "bash -c 'git branch -D lonely'",
+    'sh -c "git branch -D lonely"', "true && git branch -D lonely", "false || git branch -D lonely",
+    "git status; git branch -D lonely", "git status\ngit branch -D lonely", "env FOO=1 git branch -D lonely",
+    "GIT_TRACE=0 git branch -D lonely", "git --no-pager branch -D lonely", "git -c core.pager=cat branch -D lonely",
+    "git update-ref -d refs/heads/lonely", "git branch -D held holder", "git branch -D holder held",
+    "git branch -D holder", "git branch -d held && git branch -D holder", "command git branch -D lonely",
+    'git branch -D "lonely"', "git branch -D 'lonely'", "git branch -D lon''ely", "git update-ref -d refs/heads/holder",
+    "git update-ref refs/heads/lonely 0000000000000000000000000000000000000000",
+    "git update-ref --stdin <<EOF\ndelete refs/heads/lonely\nEOF", "git branch -D merged-feat lonely",
+    "git fetch && git branch -D lonely", "git branch -D lonely | cat", "git branch -D lonely 2>/dev/null",
+]
+WT_FORCE = [
+    "git worktree remove --force ../wt/dirty", "git worktree remove -f ../wt/dirty",
+    "git worktree remove -f -f ../wt/dirty", "git worktree remove ../wt/dirty --force",
+    "git worktree remove --force {W}/wt/dirty", "git -C {W}/under worktree remove --force ../wt/dirty",
+    "cd ../wt/clean && git worktree remove --force ../dirty", "git worktree remove --force ../wt/detached",
+    "git worktree remove ../wt/ignored", "git worktree remove --force ../wt/ignored",
+    "git worktree remove -f ../wt/ignored", "bash -c 'git worktree remove --force ../wt/dirty'",
+    "git status && git worktree remove --force ../wt/dirty", "git worktree remove --force ../wt/clean && git worktree remove --force ../wt/dirty",
+]
+PUSH_DEL = [
+    "git push origin --delete pushed-unmerged", "git push origin -d pushed-unmerged", "git push -d origin pushed-unmerged",
+    "git push origin :pushed-unmerged", "git push origin +:pushed-unmerged", "git push origin --delete main",
+    "git push origin :main", "git push origin --delete release/1.0", "git push origin --delete users/bob",
+    "git push origin --delete develop", "git push --mirror origin", "git push --prune origin",
+    "git push origin --prune", "git push origin --delete nosuch", "git push https://example.com/x.git --delete pushed-merged",
+    "git push origin --delete pushed-merged pushed-unmerged", "git push origin --delete refs/heads/pushed-unmerged",
+]
+EVACUATE = [
+    "git -C ../wt/clean diff > /tmp/p.patch && git worktree remove ../wt/clean",
+    "git -C ../wt/clean diff --cached > /tmp/p.patch; git worktree remove ../wt/clean",
+    "git -C ../wt/clean diff | tee /tmp/p.patch && git worktree remove ../wt/clean",
+    "git -C ../wt/clean diff > /tmp/p.patch && rm -rf ../wt/clean",
+    "git format-patch -o /tmp/out main..wt-clean && git branch -D wt-clean",
+    "git show wt-clean > /tmp/x.patch && git branch -D wt-clean",
+    "git diff main...lonely > /tmp/l.patch && git branch -D lonely",
+    "git format-patch --stdout main..lonely > /tmp/l.mbox; git branch -D lonely",
+    "git -C ../wt/clean stash show -p > /tmp/s.patch && git worktree remove ../wt/clean",
+    "git -C ../wt/clean diff > ../wt/clean/keep.patch && git worktree remove --force ../wt/clean",
+    "(git -C ../wt/clean diff > /tmp/p) && git worktree remove ../wt/clean",
+    "git -C ../wt/clean diff --output=/tmp/o.patch && git worktree remove ../wt/clean",
+]
+UNPARSED = [
+    "git branch -D $B", 'git branch -D "$(cat name.txt)"', "git worktree remove --force $WT",
+    "git push origin --delete $X", "git branch -D lane-*", "git branch | xargs git branch -D",
+    "xargs git branch -D < list.txt", "git branch -D lonely 'unterminated", "git worktree remove $HOME/x",
+    "for b in a c; do git branch -D $b; done", "git update-ref -d $REF",
+]
+CREATE_OK = [
+    "git switch -c brandnew", "git checkout -b brandnew2", "git branch newb", "git branch newb main",
+    "git worktree add -b nb ../wt/nb", "git worktree add ../wt/fresh-dwim", "git switch -C brandnew3",
+    "git switch --create brandnew4", "git checkout -B brandnew5", "git worktree add -B nb2 ../wt/nb2",
+    "git switch -c fix-login", "git switch -c users/me/thing", "git switch -c release/2.0",
+    "git fetch && git switch -c brandnew6", "bash -c 'git checkout -b brandnew7'",
+]
+DUPLICATES = [
+    "git switch -c fix-login-2", "git switch -c agent-fix-login-v2", "git checkout -b fix-login-old",
+    "git worktree add -b fix-login-retry ../wt/r", "git branch Fix-Login_bak", "git worktree add ../wt/fix-login-copy",
+    "git switch -c issue-4521", "git switch -c gh-4521", "git checkout -b bugfix-4521",
+    "git switch -c worktree-fix-login-deadbeef", "git switch -c fix-login-again",
+]
+AT_CAP = [
+    "git switch -c x", "git switch -C x", "git switch --create x", "git checkout -b x", "git checkout -B x",
+    "git branch x", "git branch x main", "git worktree add -b x ../x-wt", "git worktree add -B x ../x-wt",
+    "git worktree add ../brand-new-dwim", "git fetch && git switch -c x", "bash -c 'git checkout -b x'",
+    'git switch -c "$NAME"', "git status; git checkout -b x main", "cd . && git switch -c y",
+]
+AT_CAP_OK = [
+    "git worktree add ../live-y", "git worktree add --detach ../d", "git switch live-y", "git switch -c users/me",
+    "git switch -c release/9", "git branch -D merged-a", "git switch -c x 'oops", "git status",
+    "git switch -c live-y", "echo 'git switch -c x'",
+]
+
+CASES: list[tuple[str, str, str, str]] = []
+CASES += [("under", c, A, "") for c in BENIGN]
+CASES += [("under", c, D, FORCE) for c in BRANCH_FORCE]
+CASES += [("wt/clean", "git branch -D lonely", D, FORCE), ("wt/clean", "git branch -D held", A, "")]
+CASES += [("under", c, D, WT) for c in WT_FORCE]
+CASES += [("under", c, D, PUSH) for c in PUSH_DEL]
+CASES += [("under", c, D, EVAC) for c in EVACUATE]
+CASES += [("wt/clean", "git diff > /tmp/wip.patch && cd ../../under && git worktree remove ../wt/clean", D, EVAC)]
+CASES += [("under", c, D, UNP) for c in UNPARSED]
+CASES += [("under", c, A, "") for c in CREATE_OK]
+CASES += [("under", c, W_, DUP) for c in DUPLICATES]
+CASES += [("atcap", c, D, CAP) for c in AT_CAP]
+CASES += [("atcap", c, A, "") for c in AT_CAP_OK]
+CASES += [("atcap", "git branch -D dormant-x", D, FORCE), ("atcap", "git branch -D live-y", A, "")]
+CASES += [("atcap-warn", c, W_, CAP) for c in AT_CAP[:8]]
+CASES += [("atcap-off", c, A, "") for c in AT_CAP[:8]]
+CASES += [("dormant", c, D, DORM) for c in AT_CAP[:10]]
+CASES += [("dormant-warn", c, A, "") for c in AT_CAP[:10]]
+CASES += [("dormant", "git branch -D old-work", A, ""), ("dormant", "git commit -m wip", A, "")]
+
+
+@pytest.mark.parametrize(("repo", "command", "verdict", "rule"), CASES,
+                         ids=[f"{r}:{c[:60]}" for r, c, _, _ in CASES])
+def test_corpus(world: Path, repo: str, command: str, verdict: str, rule: str) -> None:
+    d = decide_command(rel(world, command), cwd=str(world / repo))
+    assert (d.verdict.value, d.rule_id) == (verdict, rule), d.text
+    if d.verdict.value == "deny":
+        assert d.text.endswith(BRANCH_LIMIT_PRINCIPLE)
+    else:
+        assert BRANCH_LIMIT_PRINCIPLE not in d.text
+
+
+def test_corpus_is_large() -> None:
+    assert len(CASES) >= 200
+
+
+def test_no_git_for_non_git_commands(world: Path) -> None:
+    before = processes_started()
+    for c in ["ls -la", "echo git branch -D x", "grep -r 'push --delete' .", "make", "rm -rf build",
+              "git status", "git log", "git diff > /tmp/x.patch", "cat <<EOF\ngit branch -D x\nEOF"]:
+        assert decide_command(c, cwd=str(world / "under")).verdict.value == "allow"
+    assert processes_started() == before
+
+
+def test_creation_uses_one_git_process(world: Path) -> None:
+    before = processes_started()
+    d = decide_command("git switch -c x", cwd=str(world / "atcap"))
+    assert d.rule_id == CAP
+    assert processes_started() - before == 1
+
+
+def test_force_delete_batches(world: Path) -> None:
+    before = processes_started()
+    decide_command("git branch -D held holder lonely merged-feat feat-login", cwd=str(world / "under"))
+    assert processes_started() - before == 2  # one for-each-ref, one rev-list
+
+
+def _tip(world: Path, repo: str, ref: str) -> str:
+    return GitRepo(world / repo).rev(ref)
+
+
+def test_text_force_delete(world: Path) -> None:
+    d = decide_command("git branch -D lonely", cwd=str(world / "under"))
+    tip = _tip(world, "under", "lonely")[:10]
+    assert d.text == (
+        "[R-GIT-BRANCH-FORCE-DELETE] `git branch -D lonely` would lose work: no other branch, tag "
+        "or remote-tracking ref contains the tip of the branch below (1 commit would be reachable "
+        f"from no ref):\n  - lonely at {tip}\n\n"
+        "Keep the work first: merge it into the branch of the lane it serves, or push it (git push "
+        "-u origin lonely). Then `branchkeeper delete -- lonely` proves the work is preserved, "
+        "writes a recovery bundle and can be undone. If the work is truly unwanted, ask a human to "
+        "delete it.\n\n" + BRANCH_LIMIT_PRINCIPLE)
+
+
+def test_text_worktree_force(world: Path) -> None:
+    d = decide_command("git worktree remove --force ../wt/dirty", cwd=str(world / "under"))
+    p = f"{world}/wt/dirty"
+    assert d.text == (
+        f"[R-GIT-WORKTREE-REMOVE-FORCE] `git worktree remove --force {p}` would lose work:\n"
+        "uncommitted changes or untracked files:\n  - README.md\n  - new.txt\n\n"
+        f"First commit the changes on the worktree's branch (git -C {p} add -A && git -C {p} "
+        f"commit) or ask a human; then remove the worktree without --force (git worktree remove "
+        f"{p}), or let `branchkeeper worktree retire {p}` check it for you.\n\n"
+        + BRANCH_LIMIT_PRINCIPLE)
+
+
+def test_text_ignored(world: Path) -> None:
+    d = decide_command("git worktree remove ../wt/ignored", cwd=str(world / "under"))
+    p = f"{world}/wt/ignored"
+    assert d.text == (
+        f"[R-GIT-WORKTREE-REMOVE-FORCE] `git worktree remove {p}` would lose work:\n"
+        "ignored files that no branches.cleanup_after_merge.regenerable glob covers (git worktree "
+        "remove deletes them, --force or not):\n"
+        "  - scratch/notes.md (not listed disposable (--strict-ignored))\n\n"
+        "First consume each listed ignored path, move it to a tracked home, or delete it "
+        f"deliberately; then remove the worktree without --force (git worktree remove {p}), or "
+        f"let `branchkeeper worktree retire {p}` check it for you.\n\n" + BRANCH_LIMIT_PRINCIPLE)
+
+
+def test_text_push_delete(world: Path) -> None:
+    d = decide_command("git push origin --delete pushed-unmerged main", cwd=str(world / "under"))
+    assert d.text == (
+        "[R-GIT-PUSH-DELETE-REMOTE] Deleting on origin is not proven safe:\n"
+        "  - main: is the default branch\n"
+        "  - pushed-unmerged: origin/pushed-unmerged is not an ancestor of origin/main or an "
+        "integration line\n\n"
+        "The default branch, integration lines, exempt and protected names are never deleted on "
+        "the remote by an agent; ask a human. Merge the work into the default branch or an "
+        "integration line and push it, then git fetch origin and delete again; or run "
+        "`branchkeeper delete --remote -- pushed-unmerged`, which proves the work is preserved "
+        "and keeps a recovery bundle.\n\n" + BRANCH_LIMIT_PRINCIPLE)
+
+
+def test_text_evacuation(world: Path) -> None:
+    d = decide_command("git -C ../wt/clean diff > /tmp/p.patch && git worktree remove ../wt/clean",
+                       cwd=str(world / "under"))
+    assert d.text == (
+        f"[R-GIT-EVACUATE-DESTROY] Evacuate then destroy: the work of worktree {world}/wt/clean "
+        "was written to /tmp/p.patch (a path git does not track) in the same command, and this "
+        "command destroys `git worktree remove ../wt/clean`. A patch saved where git does not "
+        "track it is lost work, not a backup.\n\n"
+        "Commit the work on the branch of the lane it serves (or push it), then remove what is "
+        "finished; or ask a human.\n\n" + BRANCH_LIMIT_PRINCIPLE)
+
+
+def test_text_unparsed(world: Path) -> None:
+    d = decide_command("git branch -D $B", cwd=str(world / "under"))
+    assert d.text == (
+        "[R-GIT-UNPARSED-DESTRUCTIVE] `git branch -D $B` deletes, but the guard cannot tell "
+        "exactly what it would destroy: a name, path, remote or directory comes from an "
+        "expansion the guard cannot know.\n\n"
+        "Rewrite the command with literal names and paths (no $VAR, $(...), globs, xargs or "
+        "eval), one destructive step per command, so it can be proven; or ask a human.\n\n"
+        + BRANCH_LIMIT_PRINCIPLE)
+
+
+def test_text_cap(world: Path) -> None:
+    d = decide_command("git switch -c x", cwd=str(world / "atcap"))
+    assert d.text == (
+        "[R-BRANCH-WIP-CAP] Creating x would exceed the WIP cap: 9 open work branches, cap 5 "
+        "(branches.wip.cap).\n\n"
+        "Finish or clear an open branch first (merged ones are proven and cheapest):\n"
+        "  - pushed-merged (merged, 50d old): branchkeeper delete -- pushed-merged\n"
+        "  - merged-a (merged, 5d old): branchkeeper delete -- merged-a\n"
+        "  - merged-b (merged, 4d old): branchkeeper delete -- merged-b\n"
+        "  - dormant-x (dormant, noisy stage, 20d old)\n"
+        "  - feat-login (live, 2d old)\n"
+        "  - pushed-unmerged (live, 2d old)\n"
+        "  - live-y (live, 1d old)\n"
+        "  - live-z (live, 0d old)\n"
+        "  - wt-clean (live, 0d old)\n"
+        "`branchkeeper sweep --clean` deletes every proven branch in one lossless step; or "
+        "continue the work on one of the branches above instead of a new one. A human's branch "
+        "can be declared in branches.exempt.\n\n"
+        "LOST WORK RISK: branch dormant-x holds commits no remote-tracking ref contains (20d "
+        "old); secure them now: git push -u origin dormant-x\n"
+        "LOST WORK RISK: branch live-z holds commits no remote-tracking ref contains (0d old); "
+        "secure them now: git push -u origin live-z\n\n" + BRANCH_LIMIT_PRINCIPLE)
+
+
+def test_text_dormancy(world: Path) -> None:
+    d = decide_command("git switch -c x", cwd=str(world / "dormant"))
+    assert d.text == (
+        "[R-BRANCH-DORMANCY-BLOCK] No new branch while a branch has been idle 30+ days (dormancy "
+        "block stage):\n  - old-work (40d old)\n\n"
+        "For old-work:\n  finish and merge it; or park it: branchkeeper park --reason "
+        "'<why it waits>' -- old-work; or delete it: branchkeeper delete -- old-work\n"
+        "Commits, merges, pushes and deletes stay open; only new branches wait.\n\n"
+        + BRANCH_LIMIT_PRINCIPLE)
+
+
+def test_text_duplicate_and_noisy(world: Path) -> None:
+    d = decide_command("git switch -c fix-login-2", cwd=str(world / "under"))
+    assert d.text == (
+        "[R-BRANCH-DUPLICATE-STEM] fix-login-2 looks like a duplicate of an existing branch:\n"
+        "  - fix-login (same stem fix-login, age unknown)\n\n"
+        "Continue there instead, unless this is really separate work.")
+    d = decide_command("git switch -c q", cwd=str(world / "dormant-warn"))
+    assert d.text == ("Idle branch: old-work has had no commit for 40 days (noisy stage); "
+                      "finish it, park it or delete it.")
+
+
+def test_same_turn_record(world: Path) -> None:
+    under = str(world / "under")
+    recs = evacuations_in("git -C ../wt/clean diff > /tmp/turn.patch", cwd=under)
+    assert recs == [EvacuationRecord(str((world / "wt/clean").resolve()), "wt-clean",
+                                     "/tmp/turn.patch", "git -C ../wt/clean diff > /tmp/turn.patch")]
+    assert EvacuationRecord.from_json(recs[0].to_json()) == recs[0]
+    d = decide_command("git worktree remove ../wt/clean", cwd=under, evacuations=recs)
+    assert (d.verdict.value, d.rule_id) == ("deny", EVAC)
+    assert "earlier in this turn" in d.reason
+    d = decide_command("git branch -d wt-clean", cwd=under, evacuations=recs)
+    assert d.rule_id == EVAC
+    assert decide_command("git worktree remove ../wt/regen", cwd=under,
+                          evacuations=recs).verdict.value == "allow"
+    tracked = evacuations_in("git -C ../wt/clean diff > ../wt/clean/README.md", cwd=under)
+    assert tracked == []
