@@ -221,10 +221,15 @@ def _duplicate(name: str, branches: list[OpenBranch], remote: str) -> Decision |
     for x in branches:
         if x.name == name:
             continue
+        # Cheap filters first (thousands of branches): a stem is a prefix of the lower-cased
+        # name once a known prefix is stripped, and a shared number appears in both names.
+        low = x.name.lower()
+        same_stem = new_stem in low and stem(x.name, remote=remote) == new_stem
+        shares = [n for n in new_nums if n in low]
         why = ""
-        if stem(x.name, remote=remote) == new_stem:
+        if same_stem:
             why = f"same stem {shell_quote(new_stem)}"
-        else:
+        elif shares:
             shared = sorted(new_nums & number_tokens(x.name, remote=remote))
             if shared:
                 why = f"shares number {shared[0]}"

@@ -254,6 +254,14 @@ def stop_block(reason: str) -> HookResponse:
     return HookResponse(stdout=_dump({"decision": "block", "reason": reason}))
 
 
+def stop_notice(text: str) -> HookResponse:
+    """Stop/SubagentStop without a block: ``{"systemMessage": TEXT}`` (shown to the user; the
+    stop goes ahead); empty -> :func:`quiet`."""
+    if not text:
+        return quiet()
+    return HookResponse(stdout=_dump({"systemMessage": text}))
+
+
 def worktree_created(path: Path, note: str = "") -> HookResponse:
     """WorktreeCreate success: the absolute path as the last (only) stdout line, exit 0."""
     return HookResponse(stdout=f"{path}\n", stderr=note)

@@ -228,7 +228,7 @@ def handle_post_tool_use(event: HookEvent) -> HookResponse:
             from branchkeeper.adapters.claude import records
 
             creator = _plugin("created_branches")
-            names = creator(command) if creator else wire.created_branches(calls)
+            names = creator(command, cwd=event.cwd) if creator else wire.created_branches(calls)
             for name in dict.fromkeys(names):
                 records.write_creator(event.cwd, name, session_id=event.session_id,
                                       agent_id=event.agent_id, route=records.ROUTE_BASH)
@@ -275,32 +275,37 @@ def handle_session_start(event: HookEvent) -> HookResponse:
 
 
 def handle_stop(event: HookEvent) -> HookResponse:
-    """Stop and SubagentStop: block with the plug-in's reason, giving way after
-    :data:`MAX_STOP_BLOCKS` blocks in a row (then ``abandoned_at_stop`` is told)."""
+    """Stop and SubagentStop: block with the plug-in's reason, giving way after the verdict's
+    ``max_blocks`` (default :data:`MAX_STOP_BLOCKS`) blocks in a row (then ``abandoned_at_stop``
+    is told). A warn verdict, or an allow with context, is a non-blocking ``systemMessage``."""
     fn = _plugin("stop_verdict")
     verdict = fn(event) if fn else None
-    kind, reason, _ = _verdict(verdict)
+    kind, reason, context = _verdict(verdict)
+    max_blocks = getattr(verdict, "max_blocks", MAX_STOP_BLOCKS)
     common = _common_dir(event.cwd)
     blocking = kind in ("deny", "block") and bool(reason)
+    notice = "" if blocking else "\n".join(t for t in (reason, context) if t)
     if common is None:
         # No place to count blocks: block once, never twice in a row.
-        return wire.stop_block(reason) if blocking and not event.stop_hook_active else wire.quiet()
+        if blocking and not event.stop_hook_active:
+            return wire.stop_block(reason)
+        return wire.stop_notice(notice)
     store = _session(common, event)
     key = store.read().thread_key(event.agent_id)
     if not blocking:
         if key in store.read().stop_blocks:
             with store.update() as state:
                 state.reset_stop_blocks(event.agent_id)
-        return wire.quiet()
+        return wire.stop_notice(notice)
     with store.update() as state:
-        give_way = state.stop_blocks.get(key, 0) >= MAX_STOP_BLOCKS
+        give_way = state.stop_blocks.get(key, 0) >= max_blocks
         if give_way:
             state.reset_stop_blocks(event.agent_id)
         else:
             state.bump_stop_blocks(event.agent_id)
     _flush_problems(store, event)
     if give_way:
-        _log(event.cwd, event.event, f"gave way after {MAX_STOP_BLOCKS} blocks: {reason[:500]}")
+        _log(event.cwd, event.event, f"gave way after {max_blocks} blocks: {reason[:500]}")
         abandoned = _plugin("abandoned_at_stop")
         if abandoned:
             abandoned(event, verdict)

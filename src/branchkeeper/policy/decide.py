@@ -1,0 +1,383 @@
+"""The hook's plug-in functions (issue 6, section 1): each Claude Code event mapped onto the
+guards, the records, cleanup after merge and the summaries.
+
+``branchkeeper hook`` imports this module on every call, so its module-level imports are the
+standard library only; every heavier module is imported inside the function that needs it.
+
+Fast path: a Bash command whose text mentions neither ``git`` nor ``rm`` cannot create, delete,
+evacuate or destroy anything the guards judge, so :func:`bash_verdict`, :func:`evacuations`,
+:func:`git_invocations`, :func:`created_branches` and :func:`post_tool_use_context` return at
+once for it, without importing the parser (tree-sitter), the config model (pydantic) or the
+inventory. This is a textual pre-check only; any command that mentions either word is parsed in
+full.
+
+Every function returns ``None`` (or an empty list) for "nothing to say"; errors propagate to the
+hook, which fails open and logs them.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from branchkeeper.adapters.claude.wire import HookEvent
+    from branchkeeper.git.repo import RepoFacts
+    from branchkeeper.model.config import Config
+    from branchkeeper.policy.verdict import Decision
+
+_REPOS: dict[str, tuple[RepoFacts, Config]] = {}
+#: The command guard (issue 5): decide_command, decide_creation, evacuations_in.
+GUARD_MODULE = "branchkeeper.policy.guard"
+_PARSED: dict[tuple[str, str], list[Any]] = {}
+
+
+class HookVerdict:
+    """What the hook reads: ``verdict`` (allow|warn|deny), ``reason``, ``context``; for Stop
+    also ``max_blocks`` and ``findings`` (branch, check) pairs for the abandoned-at-stop record.
+    """
+
+    __slots__ = ("context", "findings", "max_blocks", "reason", "verdict")
+
+    def __init__(self, verdict: str, reason: str = "", context: str = "", *,
+                 max_blocks: int = 3, findings: tuple[tuple[str, str], ...] = ()) -> None:
+        self.verdict = verdict
+        self.reason = reason
+        self.context = context
+        self.max_blocks = max_blocks
+        self.findings = findings
+
+    def __repr__(self) -> str:
+        return f"HookVerdict({self.verdict!r}, {self.reason!r}, {self.context!r})"
+
+
+def might_matter(command: str) -> bool:
+    """The fast-path pre-check: False when ``command`` mentions neither ``git`` nor ``rm``."""
+    return "git" in command or "rm" in command
+
+
+def needs_guard(command: str, *, cwd: str) -> bool:
+    """Whether the command guard has anything to judge in ``command``: False for a command that
+    mentions neither ``git`` nor ``rm`` (textual fast path, no parse), and for a fully parsed
+    command with no ``rm`` and no git creation, destruction or evacuation (the guard would
+    allow it without a git process, but importing it loads the config model and the
+    inventory). An unparsed command goes to the guard."""
+    if not might_matter(command):
+        return False
+    from branchkeeper.policy.gitargv import creation, destruction, evacuation
+    from branchkeeper.policy.shell import git_invocation, parse_command
+
+    parsed = parse_command(command, cwd=cwd)
+    if parsed.unparsed:
+        return True
+    for inv in parsed.invocations:
+        if inv.name == "rm" or inv.dynamic_args[:1] == (True,):
+            return True
+        g = git_invocation(inv)
+        if g is not None and (creation(g) is not None or destruction(g)
+                              or evacuation(g) is not None):
+            return True
+    return False
+
+
+def _repo(cwd: Path) -> tuple[RepoFacts, Config]:
+    """Facts and config of the repository at ``cwd`` (cached per process). Raises
+    NotARepositoryError / ConfigError."""
+    key = str(cwd)
+    if key not in _REPOS:
+        from branchkeeper.git.repo import repo_facts
+        from branchkeeper.model.config import load_config
+
+        facts = repo_facts(cwd)
+        _REPOS[key] = (facts, load_config(facts.main_root).config)
+    return _REPOS[key]
+
+
+def _guard() -> Any:
+    """The command guard module, or None while it is not installed."""
+    import importlib
+
+    try:
+        return importlib.import_module(GUARD_MODULE)
+    except ModuleNotFoundError as exc:
+        if exc.name == GUARD_MODULE:
+            return None
+        raise
+
+
+def _from_decision(d: Decision) -> HookVerdict | None:
+    kind = str(getattr(d.verdict, "value", d.verdict)).lower()
+    if kind == "deny":
+        return HookVerdict("deny", d.text)
+    if kind == "warn":
+        return HookVerdict("warn", d.text)
+    return HookVerdict("allow", "", d.text) if d.text else None
+
+
+def _session(event: HookEvent) -> Any:
+    from branchkeeper.actions.statedir import common_dir_of
+    from branchkeeper.adapters.claude.session import SessionStore
+
+    return SessionStore(common_dir_of(event.cwd), event.session_id)
+
+
+# -- PreToolUse -----------------------------------------------------------------------------------
+def bash_verdict(event: HookEvent) -> HookVerdict | None:
+    """PreToolUse on Bash: ``guard.decide_command`` with the current turn's evacuation records
+    (section 13, same turn). DENY -> deny with the full text; WARN -> context only; ALLOW with
+    context lines -> context; plain allow -> None (quiet)."""
+    command = event.command
+    if not needs_guard(command, cwd=event.cwd_text):
+        return None
+    guard = _guard()
+    if guard is None:
+        return None
+    from branchkeeper.errors import NotARepositoryError
+    from branchkeeper.policy.verdict import EvacuationRecord
+
+    records: list[EvacuationRecord] = []
+    try:
+        stored = _session(event).read().current_evacuations(event.agent_id)
+    except NotARepositoryError:
+        stored = []
+    for item in stored:
+        try:
+            records.append(EvacuationRecord.from_json(item))
+        except ValueError:
+            continue
+    return _from_decision(guard.decide_command(command, cwd=event.cwd_text,
+                                               evacuations=tuple(records)))
+
+
+def creation_verdict(name: str | None, *, cwd: Path) -> HookVerdict | None:
+    """The creation guard for the Agent route (``name`` None) and WorktreeCreate
+    (``worktree-<name>``), section 3."""
+    guard = _guard()
+    if guard is None:
+        return None
+    route = "agent" if name is None else "worktree_create"
+    return _from_decision(guard.decide_creation(name, cwd=str(cwd), route=route))
+
+
+# -- PostToolUse ----------------------------------------------------------------------------------
+def _parsed_git(command: str, cwd: str) -> list[Any]:
+    """The git invocations (with a subcommand) of ``command``; parsed once per process."""
+    key = (command, cwd)
+    if key not in _PARSED:
+        from branchkeeper.policy.shell import git_invocations as invocations
+        from branchkeeper.policy.shell import parse_command
+
+        _PARSED[key] = [g for g in invocations(parse_command(command, cwd=cwd)) if g.subcommand]
+    return _PARSED[key]
+
+
+def git_invocations(command: str) -> list[list[str]]:
+    """``[[subcommand, *args], ...]`` for each git call of ``command`` (tree-sitter parser)."""
+    if "git" not in command:
+        return []
+    return [[g.subcommand, *g.args] for g in _parsed_git(command, "/")]
+
+
+def created_branches(command: str, *, cwd: Path | None = None) -> list[str]:
+    """Names a successful ``command`` created (section 3 routes; the hook then writes the
+    creator record if the ref exists). ``worktree add <path>`` (git's DWIM) counts only when
+    the branch's reflog holds just its creation and no creator record exists yet, since the
+    branch may have existed before the command."""
+    if "git" not in command:
+        return []
+    from branchkeeper.git.run import run_git
+    from branchkeeper.policy.gitargv import creation
+
+    where = str(cwd) if cwd is not None else "/"
+    names: list[str] = []
+    for g in _parsed_git(command, where):
+        c = creation(g)
+        if c is None or c.dynamic or not c.name:
+            continue
+        if c.needs_existence_check:
+            repo = c.cwd or where
+            log = run_git(["reflog", "show", "--format=%gs", f"refs/heads/{c.name}", "--"],
+                          cwd=repo, check=False, timeout=10)
+            made = run_git(["config", "--get", f"branch.{c.name}.branchkeeperCreator"],
+                           cwd=repo, check=False, timeout=10)
+            entries = log.text.splitlines()
+            if log.returncode != 0 or len(entries) != 1 or made.returncode == 0:
+                continue
+        names.append(c.name)
+    return names
+
+
+def evacuations(event: HookEvent) -> list[dict[str, Any]]:
+    """Evacuation records of a successful Bash command (section 13), for the same-turn rule."""
+    command = event.command
+    if "git" not in command:
+        return []
+    from branchkeeper.policy.gitargv import evacuation
+
+    if not any(evacuation(g) is not None for g in _parsed_git(command, event.cwd_text)):
+        return []  # nothing to record: spare the guard's imports
+    guard = _guard()
+    if guard is None or not hasattr(guard, "evacuations_in"):
+        return []
+    found = guard.evacuations_in(command, cwd=event.cwd_text)
+    return [r.to_json() for r in found]
+
+
+def post_tool_use_context(event: HookEvent) -> str | None:
+    """Cleanup after merge (section 7) after a successful Bash ``git merge``."""
+    command = event.command
+    if "git" not in command or "merge" not in command:
+        return None
+    merges = [g for g in _parsed_git(command, event.cwd_text)
+              if g.subcommand == "merge" and not g.dynamic]
+    if not merges:
+        return None
+    from branchkeeper.actions.merge_cleanup import cleanup_after_merge, merged_names
+
+    _, config = _repo(event.cwd)
+    out: list[str] = []
+    for g in merges:
+        result = cleanup_after_merge(Path(g.cwd or event.cwd_text), merged_names(g.args), config)
+        out.extend(result.lines)
+    return "\n".join(out) or None
+
+
+# -- SessionStart ---------------------------------------------------------------------------------
+def session_start_context(event: HookEvent) -> str | None:
+    """The sweep summary inside ``branches.sweep.budget_ms`` (see render.session_start)."""
+    from branchkeeper.analysis.session_summary import session_summary
+    from branchkeeper.errors import NotARepositoryError
+    from branchkeeper.render.session_start import session_start_text
+
+    try:
+        facts, config = _repo(event.cwd)
+    except NotARepositoryError:
+        return None
+    summary = session_summary(facts, config, budget_ms=config.branches.sweep.budget_ms)
+    return session_start_text(summary, source=event.source) or None
+
+
+# -- Stop and SubagentStop ------------------------------------------------------------------------
+def _yielding(facts: RepoFacts, config: Config) -> bool:
+    sg = config.branches.stop_guard
+    if os.environ.get(sg.yield_env):
+        return True
+    tops = {facts.main_root, *( [facts.toplevel] if facts.toplevel else [])}
+    return any((top / sg.yield_file).exists() for top in tops)
+
+
+def _noisy_lines(facts: RepoFacts, config: Config) -> list[str]:
+    from branchkeeper.analysis.inventory import read_last_sweep
+
+    rows = read_last_sweep(facts.common_dir)
+    found = sorted((name for name, row in rows.items() if row[2] in ("noisy", "block")))
+    if not found:
+        return []
+    shown = ", ".join(found[:10]) + (f" and {len(found) - 10} more" if len(found) > 10 else "")
+    return [f"branchkeeper: {len(found)} dormant branch(es) need finishing, parking or "
+            f"deleting: {shown}"]
+
+
+def stop_verdict(event: HookEvent) -> HookVerdict | None:
+    """The Stop / SubagentStop guard (section 6): deny (= block) with a message naming each
+    branch, failed check and command; warn when ``stop_guard.mode: warn`` or only advisory
+    findings; on a main-thread stop with nothing to block, the noisy-stage line at most once
+    per ``noisy_interval_minutes`` per session. None when there is nothing to say, the mode is
+    off, or the yield marker is present."""
+    from branchkeeper.adapters.claude.records import read_records
+    from branchkeeper.analysis.stop_facts import gather_stop_facts
+    from branchkeeper.errors import NotARepositoryError
+    from branchkeeper.policy.stop_guard import judge_stop, judged_branches
+
+    try:
+        facts, config = _repo(event.cwd)
+    except NotARepositoryError:
+        return None
+    sg = config.branches.stop_guard
+    if sg.mode == "off" or _yielding(facts, config):
+        return None
+    records = read_records(facts.root)
+    threads = {name: rec.threads for name, rec in records.items()}
+    scopes = judged_branches(threads, session_id=event.session_id, agent_id=event.agent_id)
+    judgement = None
+    if scopes:
+        stop_facts = gather_stop_facts(facts, config, scopes)
+        judgement = judge_stop(stop_facts, scopes, threads, session_id=event.session_id,
+                               agent_id=event.agent_id, unpushed_subagent=sg.unpushed_subagent,
+                               include_default=sg.include_default)
+    if judgement is not None and judgement.findings:
+        findings = tuple((f.branch, f.check.value) for f in judgement.findings if f.blocks)
+        if judgement.blocking and sg.mode == "block":
+            return HookVerdict("deny", judgement.message(blocking=True),
+                               max_blocks=sg.max_blocks, findings=findings)
+        return HookVerdict("warn", "", judgement.message(blocking=False))
+    if event.agent_id:
+        return None
+    lines = _noisy_lines(facts, config)
+    if not lines:
+        return None
+    store = _session(event)
+    with store.update() as state:
+        ok = state.rate_ok("stop_noisy", now=time.time(),
+                           period_s=sg.noisy_interval_minutes * 60.0)
+    return HookVerdict("warn", "", "\n".join(lines)) if ok else None
+
+
+def abandoned_at_stop(event: HookEvent, verdict: Any) -> None:
+    """The guard gave way: record each branch it held the stop for (read at SessionStart)."""
+    from branchkeeper.actions.abandoned import record_abandoned
+    from branchkeeper.actions.statedir import common_dir_of
+
+    by_branch: dict[str, list[str]] = {}
+    for branch, check in getattr(verdict, "findings", ()):
+        by_branch.setdefault(branch, []).append(check)
+    if by_branch:
+        record_abandoned(common_dir_of(event.cwd), list(by_branch.items()), thread=event.thread)
+
+
+# -- WorktreeRemove -------------------------------------------------------------------------------
+def force_removal_safe(path: Path, *, cwd: Path) -> bool:
+    """Section 11's proof for ``worktree remove --force``: the worktree is clean (``status
+    --porcelain`` empty, untracked included, ignored excluded) and its HEAD is contained in a
+    ref other than its own branch (``for-each-ref --contains HEAD``)."""
+    from branchkeeper.git.run import run_git
+
+    status = run_git(["status", "--porcelain", "--untracked-files=normal"], cwd=path,
+                     check=False, timeout=20)
+    if status.returncode != 0 or status.stdout.strip():
+        return False
+    head = run_git(["rev-parse", "--verify", "-q", "HEAD"], cwd=path, check=False, timeout=10)
+    own = run_git(["symbolic-ref", "-q", "HEAD"], cwd=path, check=False, timeout=10)
+    if head.returncode != 0:
+        return False
+    refs = run_git(["for-each-ref", "--format=%(refname)", f"--contains={head.text.strip()}",
+                    "refs/heads", "refs/remotes", "refs/tags"], cwd=cwd, check=False, timeout=20)
+    if refs.returncode != 0:
+        return False
+    mine = own.text.strip() if own.returncode == 0 else ""
+    return any(ref and ref != mine for ref in refs.text.splitlines())
+
+
+def delete_if_proven(branch: str, *, cwd: Path) -> str | None:
+    """Delete ``branch`` through the lossless cleanup (proof ladder, bundle, journal) when it is
+    proven merged or patch-equivalent; return a one-line note for stderr (None: nothing done).
+    """
+    from branchkeeper.actions.cleanup import Action
+    from branchkeeper.actions.cleanup_run import run_delete
+    from branchkeeper.errors import BranchkeeperError
+
+    facts, config = _repo(cwd)
+    try:
+        outcome = run_delete(facts, config, [branch], remote=False, allow_unproven=False,
+                             dry=False, lock_wait_s=5.0)
+    except BranchkeeperError as exc:
+        return f"branchkeeper: kept branch {branch}: {exc}"
+    for item in outcome.items:
+        if item.name != branch:
+            continue
+        if item.action is Action.DELETED:
+            return f"branchkeeper: deleted branch {branch} ({item.reason}); restore: {item.restore}"
+        return f"branchkeeper: kept branch {branch}: {item.reason}"
+    return None

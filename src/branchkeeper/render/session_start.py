@@ -1,0 +1,89 @@
+"""The SessionStart text (issue 6, section 1; first document, section 4 "Stages").
+
+Order: LOST WORK RISK first, in capitals, on every source, each with its push command; branches
+abandoned at stop; dormant branches at the block and noisy stages on every source; advisory
+ones only on a new session (``source == "startup"``); open holds; merged branches waiting for
+``branchkeeper sweep --clean``; then one counts line. At most :data:`MAX_LINES` branch lines
+(plus "and N more"). Empty when there is nothing to say. Every command is shell-quoted.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+
+from branchkeeper.analysis.session_summary import SessionSummary, SummaryRow
+from branchkeeper.policy.quoting import git_cmd, shell_quote
+
+#: Branch lines shown at most; the rest are counted.
+MAX_LINES = 20
+_STAGE_ORDER = {"block": 0, "noisy": 1, "advisory": 2}
+
+
+def _age(row: SummaryRow) -> str:
+    return "age unknown" if row.age_days is None else f"{row.age_days:.0f} days idle"
+
+
+def _where(row: SummaryRow) -> str:
+    parts = []
+    if row.containment == "own_remote_only":
+        parts.append("pushed, not merged")
+    elif row.containment == "in_remote_ref":
+        parts.append("contained in another remote branch")
+    if row.worktree:
+        parts.append(f"worktree {row.worktree}")
+    return ("; " + ", ".join(parts)) if parts else ""
+
+
+def session_start_text(summary: SessionSummary, *, source: str) -> str:
+    """The additionalContext for SessionStart ``source`` (``startup``, ``resume``, ``clear``,
+    ``compact``); ``""`` when there is nothing to say."""
+    rows = summary.rows
+    remote = summary.remote
+    lines: list[str] = []
+    budget = MAX_LINES
+
+    def add(items: list[str]) -> None:
+        nonlocal budget
+        shown = items[:max(budget, 0)]
+        lines.extend(shown)
+        budget -= len(shown)
+        if len(items) > len(shown):
+            lines.append(f"  ... and {len(items) - len(shown)} more")
+
+    lost = sorted((r for r in rows if r.containment == "nowhere"),
+                  key=lambda r: (-(r.age_days or 0.0), r.name))
+    if lost:
+        lines.append(f"LOST WORK RISK: {len(lost)} branch(es) hold commits no remote-tracking "
+                     "ref contains; push them now:")
+        add([f"  {r.name} ({_age(r)}): {git_cmd('push', '-u', remote, r.name)}" for r in lost])
+    if summary.abandoned:
+        lines.append("Abandoned at stop (the Stop guard gave way; finish them):")
+        add([f"  {a.branch}: {', '.join(a.checks) or 'unfinished'} (thread {a.thread})"
+             for a in summary.abandoned])
+    shown_stages = ("block", "noisy", "advisory") if source == "startup" else ("block", "noisy")
+    dormant = sorted((r for r in rows if r.state == "dormant" and r.stage in shown_stages
+                      and r.containment != "nowhere"),
+                     key=lambda r: (_STAGE_ORDER.get(r.stage or "", 9), -(r.age_days or 0.0),
+                                    r.name))
+    if dormant:
+        lines.append("Dormant branches: finish and merge, park with a reason, or delete:")
+        add([f"  [{r.stage}] {r.name} ({_age(r)}{_where(r)})" for r in dormant])
+    if summary.holds:
+        lines.append("Held worktrees:")
+        add([f"  {h.path}: {h.reason} (owner {h.owner}; revisit {h.revisit})"
+             for h in summary.holds])
+    merged = [r for r in rows if r.state in ("merged", "merged_into_line", "patch_equivalent")]
+    if merged:
+        names = ", ".join(shell_quote(r.name) for r in merged[:5])
+        more = f" and {len(merged) - 5} more" if len(merged) > 5 else ""
+        lines.append(f"{len(merged)} branch(es) are merged but not deleted ({names}{more}); "
+                     "delete them with: branchkeeper sweep --clean")
+    if not lines:
+        return ""
+    counts = Counter(r.state for r in rows)
+    work = ("live", "dormant", "parked", "merged", "merged_into_line", "patch_equivalent",
+            "unknown")
+    parts = [f"{counts[s]} {s}" for s in work if counts[s]]
+    tail = f" ({summary.unknown} not judged within the sweep budget)" if summary.unknown else ""
+    lines.append(f"branchkeeper: {len(rows)} branches: {', '.join(parts) or 'none open'}{tail}.")
+    return "\n".join(lines)
