@@ -18,23 +18,21 @@ import time
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from branchkeeper.analysis.inventory import LAST_SWEEP, read_last_sweep
+from branchkeeper.analysis.last_sweep import LAST_SWEEP, read_last_sweep
 from branchkeeper.analysis.refs import RefInfo, RefTable
-from branchkeeper.analysis.worktree_status import (
-    Activity,
-    Blocked,
-    IgnoredRules,
-    WorktreeStatus,
-    classify_worktree_ignored,
-    parse_status_z,
-)
 from branchkeeper.errors import BranchkeeperError
 from branchkeeper.git.parse import zsplit
-from branchkeeper.git.repo import Worktree, parse_worktree_porcelain
 from branchkeeper.git.run import run_git
 from branchkeeper.git.types import Oid
-from branchkeeper.model.config import DEFAULT_CONFIG, Config, load_config
+from branchkeeper.model.config_cache import load_config_cached
+
+if TYPE_CHECKING:
+    # Imported where used: a creation decision (the hot hook path) never needs them.
+    from branchkeeper.analysis.worktree_status import Blocked
+    from branchkeeper.git.repo import Worktree
+    from branchkeeper.model.config import Config
 
 #: Timeout of every git call a guard makes, seconds.
 GUARD_TIMEOUT_S = 5.0
@@ -114,8 +112,10 @@ def load_guard_config(repo: Repo) -> tuple[Config, str]:
     """The repository's config, or the defaults plus a one-line note when the file is invalid
     (a broken config must not lock an agent out; the defaults are the strict side)."""
     try:
-        return load_config(Path(repo.main_root)).config, ""
+        return load_config_cached(Path(repo.main_root), Path(repo.common_dir)), ""
     except BranchkeeperError as exc:
+        from branchkeeper.model.config import DEFAULT_CONFIG
+
         first = str(exc).splitlines()[0] if str(exc) else "invalid"
         return DEFAULT_CONFIG, f"branchkeeper: .branchkeeper.yaml ignored ({first}); defaults used."
 
@@ -191,7 +191,14 @@ def read_sweep(repo: Repo) -> dict[str, SweepEntry]:
 
 
 def read_worktrees(repo: Repo) -> list[Worktree]:
-    """Every worktree (one bounded ``worktree list --porcelain``). Raises GitError."""
+    """Every worktree (one bounded ``worktree list --porcelain -z``; without ``-z`` on a git
+    older than 2.36, which rejects it). Raises GitError."""
+    from branchkeeper.git.repo import parse_worktree_porcelain
+
+    res = run_git(["worktree", "list", "--porcelain", "-z"], cwd=repo.root,
+                  timeout=GUARD_TIMEOUT_S, check=False)
+    if res.returncode == 0:
+        return parse_worktree_porcelain(res.stdout, nul=True)
     out = run_git(["worktree", "list", "--porcelain"], cwd=repo.root,
                   timeout=GUARD_TIMEOUT_S).stdout
     return parse_worktree_porcelain(out, nul=False)
@@ -207,6 +214,14 @@ class WorktreeContents:
 
 
 def read_worktree_contents(path: str, config: Config) -> WorktreeContents:
+    from branchkeeper.analysis.worktree_status import (
+        Activity,
+        IgnoredRules,
+        WorktreeStatus,
+        classify_worktree_ignored,
+        parse_status_z,
+    )
+
     """One bounded ``git status`` of the worktree at ``path``, its ignored paths judged by the
     ``sweep --clean`` rule (section 11: anything not matching ``regenerable`` blocks).
     Raises GitError."""

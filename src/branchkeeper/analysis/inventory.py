@@ -14,8 +14,9 @@ import time
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from branchkeeper.analysis.cache import InventoryCache, read_json, write_json_atomic
+from branchkeeper.analysis.cache import InventoryCache, write_json_atomic
 from branchkeeper.analysis.graph import read_grafts, walk_subgraph
+from branchkeeper.analysis.last_sweep import LAST_SWEEP
 from branchkeeper.analysis.patchids import range_line_counts
 from branchkeeper.analysis.proofs import Base, Deadline, TipVerdict, Window, prove_tips
 from branchkeeper.analysis.refs import (
@@ -38,8 +39,7 @@ from branchkeeper.model.records import (
 )
 
 _DAY = 86400.0
-#: The last sweep's per-branch summary, read by the guards (no inventory in a hook).
-LAST_SWEEP = "last-sweep.json"
+
 _NUMBER = re.compile(r"(?:^|[^0-9a-z])(?:(?:issue|gh)[-_]?)?(\d{2,5})(?=$|[^0-9])", re.I)
 _SUBJECT_NUMBER = re.compile(r"(?:#|\bPlan\s+)(\d{1,6})\b")
 
@@ -449,14 +449,6 @@ def last_sweep_summary(records: list[BranchRecord], now: float) -> dict[str, obj
             for r in records
         },
     }
-
-
-def read_last_sweep(common_dir: Path) -> dict[str, list[object]]:
-    """The last sweep's per-branch summary from the cache (empty when none); cheap, no git."""
-    data = read_json(common_dir / "branchkeeper" / LAST_SWEEP)
-    if isinstance(data, dict) and isinstance(data.get("branches"), dict):
-        return {k: v for k, v in data["branches"].items() if isinstance(v, list) and len(v) == 6}
-    return {}
 
 
 def _proof_reason(kind: str, base: str, landed: Oid | None) -> str:

@@ -91,7 +91,7 @@ class Window:
         if not wanted:
             return {}
         outside: dict[Oid, int] = {}
-        for c, ps in self.parents.items():
+        for ps in self.parents.values():
             for p in ps:
                 if p not in self.order and p not in outside:
                     outside[p] = len(outside)

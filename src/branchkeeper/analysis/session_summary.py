@@ -15,7 +15,8 @@ from pathlib import Path
 
 from branchkeeper.actions.abandoned import Abandoned, take_abandoned
 from branchkeeper.actions.holds import Hold, list_holds
-from branchkeeper.analysis.inventory import build_inventory, read_last_sweep
+from branchkeeper.analysis.inventory import build_inventory
+from branchkeeper.analysis.last_sweep import read_last_sweep
 from branchkeeper.git.repo import RepoFacts
 from branchkeeper.model.config import Config
 from branchkeeper.model.records import BranchState

@@ -7,11 +7,16 @@ creation decision and noisy-stage lines on allowed ones.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from branchkeeper.model.config import Config
+
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from branchkeeper.analysis.guard_facts import SweepEntry
 from branchkeeper.analysis.refs import RefTable, matches_any
-from branchkeeper.model.config import Config
 from branchkeeper.policy.quoting import git_cmd, shell_quote
 from branchkeeper.policy.stem import number_tokens, stem
 from branchkeeper.policy.verdict import ALLOW, Decision, Verdict, combine
@@ -58,6 +63,10 @@ class OpenBranch:
         return 1 if self.state == "dormant" or self.stage is not None else 2
 
 
+#: Most idle-branch context lines added to an allowed creation.
+_IDLE_LINES = 5
+
+
 def not_counted(name: str, view: CreationView) -> bool:
     """True for the default branch, an integration line or an exempt name."""
     b = view.config.branches
@@ -66,12 +75,24 @@ def not_counted(name: str, view: CreationView) -> bool:
 
 
 def _stage(age: float | None, config: Config) -> str | None:
+    return _stager(config)(age)
+
+
+def _stager(config: Config) -> Callable[[float | None], str | None]:
+    """A stage function with the thresholds read once (hot loop over thousands of branches)."""
     d = config.branches.dormancy
-    if age is None or d.mode == "off" or age < d.effective_advisory_days:
-        return None
-    if age >= d.effective_block_days and d.mode == "block":
-        return "block"
-    return "noisy" if age >= d.effective_noisy_days else "advisory"
+    mode = d.mode
+    advisory, noisy, block = (d.effective_advisory_days, d.effective_noisy_days,
+                              d.effective_block_days)
+
+    def stage(age: float | None) -> str | None:
+        if age is None or mode == "off" or age < advisory:
+            return None
+        if age >= block and mode == "block":
+            return "block"
+        return "noisy" if age >= noisy else "advisory"
+
+    return stage
 
 
 def open_branches(view: CreationView) -> tuple[list[OpenBranch], int]:
@@ -79,7 +100,12 @@ def open_branches(view: CreationView) -> tuple[list[OpenBranch], int]:
     and its remote copy are one (same name, same or different tips). Section 3. Ages come from
     the ref table's dates when it has them, else from a sweep entry still at the tip."""
     t = view.table
-    names = set(t.local) | (set(t.remote) if view.config.branches.wip.count_remote else set())
+    b = view.config.branches
+    count_remote = bool(b.wip.count_remote)
+    lines, exempt = list(b.integration_lines), list(b.exempt)
+    default_name = view.default_name
+    stage_of = _stager(view.config)
+    names = set(t.local) | (set(t.remote) if count_remote else set())
     parent: dict[str, str] = {}
 
     def find(x: str) -> str:
@@ -89,29 +115,31 @@ def open_branches(view: CreationView) -> tuple[list[OpenBranch], int]:
         return x
 
     out: list[OpenBranch] = []
+    now = view.now
     for name in sorted(names):
-        if not_counted(name, view):
+        if name == default_name or (lines and matches_any(name, lines)) or \
+                (exempt and matches_any(name, exempt)):
             continue
-        loc, rem = t.local.get(name), t.remote.get(name)
-        if not view.config.branches.wip.count_remote:
-            rem = None
+        loc = t.local.get(name)
+        rem = t.remote.get(name) if count_remote else None
         info = loc or rem
         if info is None or info.oid is None:
             continue
-        tips = [str(i.oid) for i in (loc, rem) if i is not None and i.oid is not None]
         first = find("n:" + name)
-        for tip in tips:
-            parent[find("t:" + tip)] = first
+        for i in (loc, rem):
+            if i is not None and i.oid is not None:
+                parent[find("t:" + i.oid)] = first
+        tip = str(info.oid)
         entry = view.sweep.get(name)
-        age = None if info.date is None else max(0.0, (view.now - info.date) / _DAY)
-        if entry is not None and entry.tip == str(info.oid):
+        age = None if info.date is None else max(0.0, (now - info.date) / _DAY)
+        if entry is not None and entry.tip == tip:
             age = entry.age_days if age is None else age
-            stage = _stage(age, view.config) if entry.state in ("dormant", "live") else None
-            out.append(OpenBranch(name, str(info.oid), age, entry.state, stage,
+            stage = stage_of(age) if entry.state in ("dormant", "live") else None
+            out.append(OpenBranch(name, tip, age, entry.state, stage,
                                   entry.containment, entry.worktree))
         else:
-            out.append(OpenBranch(name, str(info.oid), age, None, None, None, None))
-    count = len({find("n:" + b.name) for b in out})
+            out.append(OpenBranch(name, tip, age, None, None, None, None))
+    count = len({find("n:" + x.name) for x in out})
     return out, count
 
 
@@ -144,9 +172,14 @@ def branch_listing(branches: list[OpenBranch]) -> list[str]:
 
 def lost_work_lines(branches: list[OpenBranch], remote: str) -> list[str]:
     """One loud line per branch the last sweep found contained nowhere (still at that tip)."""
-    return [f"LOST WORK RISK: branch {shell_quote(b.name)} holds commits no remote-tracking ref "
-            f"contains ({_age(b)}); secure them now: {git_cmd('push', '-u', remote, b.name)}"
-            for b in branches if b.containment == "nowhere"]
+    risky = [b for b in branches if b.containment == "nowhere"]
+    lines = [f"LOST WORK RISK: branch {shell_quote(b.name)} holds commits no remote-tracking ref "
+             f"contains ({_age(b)}); secure them now: {git_cmd('push', '-u', remote, b.name)}"
+             for b in risky[:MAX_LINES]]
+    if len(risky) > MAX_LINES:
+        lines.append(f"LOST WORK RISK: ... and {len(risky) - MAX_LINES} more branches contained "
+                     "nowhere (branchkeeper sweep lists them all)")
+    return lines
 
 
 def _ways_out(name: str) -> str:
@@ -207,10 +240,14 @@ def creation_decision(name: str | None, view: CreationView) -> Decision:
     decision = combine(found) if found else ALLOW
     extra = list(lost)
     if decision.verdict is not Verdict.DENY:
+        idle = [x for x in branches if x.stage in ("noisy", "block")]
         extra += [f"Idle branch: {shell_quote(x.name)} has had no commit for "
                   f"{'?' if x.age_days is None else int(x.age_days)} days "
                   f"({x.stage} stage); finish it, park it or delete it."
-                  for x in branches if x.stage in ("noisy", "block")]
+                  for x in idle[:_IDLE_LINES]]
+        if len(idle) > _IDLE_LINES:
+            extra.append(f"... and {len(idle) - _IDLE_LINES} more idle branches "
+                         "(branchkeeper sweep lists them all)")
     return decision.with_context(extra)
 
 

@@ -14,6 +14,12 @@ with a "could not judge" line and denies a destruction that cannot be proven, sa
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from branchkeeper.git.repo import Worktree
+    from branchkeeper.model.config import Config
+
 import os
 import posixpath
 from collections.abc import Sequence
@@ -36,8 +42,6 @@ from branchkeeper.analysis.guard_facts import (
 )
 from branchkeeper.analysis.refs import RefTable, matches_any, resolve_default_branch
 from branchkeeper.errors import BranchkeeperError
-from branchkeeper.git.repo import Worktree
-from branchkeeper.model.config import Config
 from branchkeeper.policy import removal_rules as rr
 from branchkeeper.policy.creation_rules import CreationView, creation_decision
 from branchkeeper.policy.decisions import (
