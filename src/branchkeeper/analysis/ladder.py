@@ -55,8 +55,8 @@ def prove_tip(inv: Inventory, tip: Oid, *, content_tier: bool, deadline: Deadlin
     ``deadline`` before tier 5 gives ``unknown``. A git error in tier 5 gives ``unknown``.
     """
     if not inv.default.resolved:
-        return TipProof(tip, None, f"default branch unresolved: {inv.default.reason}",
-                        "default branch unresolved")
+        why = f"default branch unresolved: {inv.default.reason}"
+        return TipProof(tip, None, why, f"unknown: {why}")
     verdict = inv.verdicts.get(tip)
     if verdict is None:
         verdict = TipVerdict(unknown="not judged by the inventory")

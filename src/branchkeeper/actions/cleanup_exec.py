@@ -1,0 +1,227 @@
+"""Carry out a cleanup plan losslessly (DESIGN.md guarantees 2-4; issue 3, sections 3-6).
+
+Order, for every command: ONE verified recovery bundle of every ref about to go (compact when the
+default branch's tip is trusted), ONE journal ``begin`` listing each ref, its old tip and its
+restore command, the worktree removals (``git worktree remove`` without ``--force``), ONE
+compare-and-swap ``update-ref --stdin`` transaction, then the remote deletes (one ``ls-remote``,
+one leased ``push``), the per-ref results and the journal ``end``. A failed bundle write or verify
+aborts before anything is touched. The caller holds the mutation lock.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
+
+from branchkeeper.actions.bundle import BundleInfo, BundleRaceError, create_bundle
+from branchkeeper.actions.cleanup import Action, BranchItem, Plan
+from branchkeeper.actions.journal import ItemOutcome, ItemResult, Journal, JournalItem, OpStatus
+from branchkeeper.actions.refupdate import RefOutcome, delete_refs_cas
+from branchkeeper.actions.remote_delete import live_tips, push_delete, push_restore_command
+from branchkeeper.git.run import GitError, run_git
+from branchkeeper.git.types import Oid
+
+#: Test seam: called after the bundle and journal ``begin``, right before the CAS transaction
+#: (a commit landing here must make the delete report ``raced``).
+before_delete_hook: Callable[[Plan], None] | None = None
+
+_OUTCOME = {RefOutcome.DELETED: Action.DELETED, RefOutcome.RACED: Action.RACED}
+
+
+@dataclass
+class Outcome:
+    """What an executed (or dry-run) plan did: final ``items`` and ``remote_items`` (actions
+    ``DELETED``, ``RACED``, ``FAILED``, or their planned action when nothing was attempted),
+    the ``bundle`` and journal ``op_id`` (``None`` when nothing was written), ``notes``."""
+
+    plan: Plan
+    items: list[BranchItem]
+    remote_items: list[BranchItem]
+    dry_run: bool
+    bundle: BundleInfo | None = None
+    op_id: str | None = None
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def all_done(self) -> bool:
+        """True when nothing was refused, raced or failed (blocked worktrees and skips aside)."""
+        if self.plan.refused:
+            return False
+        bad = (Action.RACED, Action.FAILED)
+        return not any(i.action in bad for i in [*self.items, *self.remote_items])
+
+
+def compact_base(plan: Plan) -> Oid | None:
+    """The default branch's tip when it can be trusted as a bundle base, else ``None``."""
+    inv = plan.inventory
+    if not inv.default.resolved or inv.facts.shallow:
+        return None
+    return next((b.oid for b in inv.bases if b.kind == "default"), None)
+
+
+def dry_run(plan: Plan) -> Outcome:
+    """The outcome of a plan that is only shown (nothing written)."""
+    return Outcome(plan, list(plan.items), list(plan.remote_items), True, notes=list(plan.notes))
+
+
+def _bundle(plan: Plan, refs: dict[str, Oid], op: str) -> tuple[BundleInfo, dict[str, Oid]]:
+    """Write the bundle; refs that moved meanwhile are dropped (returned as raced)."""
+    facts = plan.inventory.facts
+    moved: dict[str, Oid] = {}
+    for _attempt in range(2):
+        try:
+            return create_bundle(facts.root, facts.common_dir, refs, base=compact_base(plan),
+                                 label=op), moved
+        except BundleRaceError as exc:
+            for ref in exc.moved:
+                moved[ref] = refs.pop(ref)
+            if not refs:
+                raise
+    raise BundleRaceError({r: (o, None) for r, o in moved.items()})
+
+
+def execute(plan: Plan, *, op: str, fetch_timeout_s: float) -> Outcome:
+    """Delete what ``plan`` marks ``DELETE``, losslessly; return the :class:`Outcome`.
+
+    Raises :class:`~branchkeeper.actions.bundle.BundleError` when the bundle cannot be written
+    or verified (nothing was deleted), :class:`GitError` when git cannot list refs.
+    """
+    facts = plan.inventory.facts
+    remote = plan.inventory.remote
+    outcome = Outcome(plan, list(plan.items), list(plan.remote_items), False,
+                      notes=list(plan.notes))
+    if plan.refused:
+        return outcome
+    local = {i.name: i for i in plan.deletions}
+    remote_go = {i.name: i for i in plan.remote_deletions}
+    refs: dict[str, Oid] = {}
+    for i in local.values():
+        assert i.tip is not None
+        refs[i.ref] = i.tip
+    for i in remote_go.values():
+        assert i.tip is not None
+        refs[f"refs/remotes/{remote}/{i.name}"] = i.tip
+    if not refs:
+        return outcome
+    bundle, moved = _bundle(plan, refs, op)
+    outcome.bundle = bundle
+    raced_local = {r[len("refs/heads/"):] for r in moved if r.startswith("refs/heads/")}
+    raced_remote = {r.rpartition(f"refs/remotes/{remote}/")[2] for r in moved
+                    if r.startswith("refs/remotes/")}
+    items = [JournalItem(i.ref, i.tip, None, bundle.restore_command(i.ref))  # type: ignore[arg-type]
+             for n, i in local.items() if n not in raced_local]
+    items += [JournalItem(i.ref, i.tip, remote,  # type: ignore[arg-type]
+                          push_restore_command(remote, n, i.tip))  # type: ignore[arg-type]
+              for n, i in remote_go.items() if n not in raced_remote]
+    journal = Journal(facts.common_dir)
+    worktrees = sorted({i.worktree for i in local.values() if i.worktree})
+    note = "; ".join([*plan.notes, *([f"worktrees removed first: {', '.join(worktrees)}"]
+                                      if worktrees else [])])
+    op_id = journal.begin(op, items, bundle=bundle, note=note)
+    outcome.op_id = op_id
+    results: dict[str, BranchItem] = {}
+    for n in raced_local:
+        results[n] = replace(local[n], action=Action.RACED, reason="moved while the bundle was "
+                             "written; kept")
+    expected: dict[str, Oid] = {}
+    for n, i in local.items():
+        if n in results:
+            continue
+        if i.worktree:
+            error = _remove_worktree(facts.root, i.worktree)
+            if error:
+                results[n] = replace(i, action=Action.FAILED,
+                                     reason=f"worktree not removed, branch kept: {error}")
+                journal.record(op_id, ItemResult(i.ref, ItemOutcome.KEPT, results[n].reason))
+                continue
+        assert i.tip is not None
+        expected[i.ref] = i.tip
+    if before_delete_hook is not None:
+        before_delete_hook(plan)
+    cas = delete_refs_cas(facts.root, expected) if expected else {}
+    for ref, res in cas.items():
+        n = ref[len("refs/heads/"):]
+        action = _OUTCOME.get(res.outcome, Action.FAILED)
+        reason = res.reason if action is not Action.DELETED else local[n].reason
+        results[n] = replace(local[n], action=action, reason=reason,
+                             restore=bundle.restore_command(ref) if action is Action.DELETED
+                             else "")
+    journal.record(op_id, *(ItemResult(ref, ItemOutcome(res.outcome.value)
+                                       if res.outcome.value in ("deleted", "raced")
+                                       else ItemOutcome.FAILED, res.reason)
+                            for ref, res in cas.items()))
+    # A local branch that raced means someone works on it: its remote branch is left alone too.
+    held = {n for n, i in results.items() if i.action is not Action.DELETED}
+    remote_results = _delete_remote(plan, remote_go, raced_remote | held, fetch_timeout_s)
+    # The journal keys results by ref, and a remote item's ref (refs/heads/x on the remote) is
+    # the local item's ref too: for a name deleted locally only the remote "deleted" result is
+    # written, so the local "deleted" result is never shadowed (undo then restores the local
+    # branch and prints the push).
+    journal.record(op_id, *(ItemResult(i.ref, ItemOutcome.DELETED if i.action is Action.DELETED
+                                       else ItemOutcome.KEPT if i.action is Action.RACED
+                                       else ItemOutcome.FAILED, i.reason)
+                            for n, i in remote_results.items()
+                            if n not in local or i.action is Action.DELETED))
+    outcome.items = [results.get(i.name, i) if i.action is Action.DELETE else i
+                     for i in plan.items]
+    outcome.remote_items = [remote_results.get(i.name, i) if i.action is Action.DELETE else i
+                            for i in plan.remote_items]
+    everything = [*results.values(), *remote_results.values()]
+    done = sum(i.action is Action.DELETED for i in everything)
+    status = (OpStatus.DONE if done == len(everything) else
+              OpStatus.PARTIAL if done else OpStatus.FAILED)
+    journal.end(op_id, status)
+    return outcome
+
+
+def _remove_worktree(root: object, path: str) -> str:
+    """``git worktree remove <path>`` (never ``--force``); git's error text or ``""``."""
+    result = run_git(["worktree", "remove", path], cwd=str(root), check=False)
+    if result.returncode == 0:
+        return ""
+    return result.stderr.decode("utf-8", "replace").strip().splitlines()[-1:][0] \
+        if result.stderr.strip() else f"exit {result.returncode}"
+
+
+def _delete_remote(plan: Plan, go: dict[str, BranchItem], raced: set[str],
+                   timeout: float) -> dict[str, BranchItem]:
+    remote = plan.inventory.remote
+    out: dict[str, BranchItem] = {n: replace(go[n], action=Action.RACED,
+                                             reason="local branch or tracking ref moved; "
+                                                    "remote branch left alone")
+                                  for n in raced if n in go}
+    todo = [n for n in go if n not in raced]
+    if not todo:
+        return out
+    root = plan.inventory.facts.root
+    try:
+        live = live_tips(root, remote, todo, timeout=timeout)
+    except GitError as exc:
+        why = f"SKIP_LS_REMOTE_ERROR: {str(exc).splitlines()[0]}"
+        return {**out, **{n: replace(go[n], action=Action.FAILED, reason=why) for n in todo}}
+    expected: dict[str, Oid] = {}
+    for n in todo:
+        tip = go[n].tip
+        assert tip is not None
+        if live.get(n) == tip:
+            expected[n] = tip
+        elif live.get(n) is None:
+            out[n] = replace(go[n], action=Action.RACED, reason="already gone on the server")
+        else:
+            out[n] = replace(go[n], action=Action.RACED, reason=f"moved on the server to "
+                             f"{live[n]}; left alone")
+    try:
+        pushed = push_delete(root, remote, expected, timeout=timeout)
+    except GitError as exc:
+        why = f"push failed: {str(exc).splitlines()[0]}"
+        pushed = {}
+        for n in expected:
+            out[n] = replace(go[n], action=Action.FAILED, reason=why)
+    for n, res in pushed.items():
+        tip = expected[n]
+        if res.deleted:
+            out[n] = replace(go[n], action=Action.DELETED,
+                             restore=push_restore_command(remote, n, tip))
+        else:
+            out[n] = replace(go[n], action=Action.RACED, reason=f"left alone: {res.reason}")
+    return out

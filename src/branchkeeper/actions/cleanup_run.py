@@ -1,0 +1,113 @@
+"""The three cleanup commands end to end: lock, inventory, plan, execute (issue 3, sections 3-5).
+
+Each ``run_*`` function takes the mutation lock (not for a dry run), builds the inventory inside
+it (so two runs never act on one snapshot), plans, and executes. Two runs at once serialise: the
+second waits up to ``lock_wait_s`` seconds, then raises :class:`LockBusyError` with a clear
+message; nothing is corrupted.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Callable, Iterator, Sequence
+
+from branchkeeper.actions.cleanup import Plan, plan_delete, plan_prune, plan_sweep_clean
+from branchkeeper.actions.cleanup_exec import Outcome, dry_run, execute
+from branchkeeper.actions.lock import MUTATION_LOCK, repo_lock
+from branchkeeper.analysis.inventory import build_inventory
+from branchkeeper.analysis.proofs import Deadline
+from branchkeeper.analysis.refusal_facts import read_refusal_context
+from branchkeeper.git.repo import RepoFacts
+from branchkeeper.git.run import GitError, run_git
+from branchkeeper.model.config import Config
+
+#: How long a cleanup waits for another one to finish before giving up, in seconds.
+LOCK_WAIT_S = 30.0
+#: Wall-clock budget of tier 5 (content on base) in one prune, in seconds.
+CONTENT_BUDGET_S = 60.0
+
+
+@contextlib.contextmanager
+def _maybe_lock(facts: RepoFacts, *, act: bool, wait_s: float) -> Iterator[None]:
+    if not act:
+        yield
+        return
+    with repo_lock(facts.common_dir, MUTATION_LOCK, wait_s=wait_s):
+        yield
+
+
+def run_delete(facts: RepoFacts, config: Config, names: Sequence[str], *, remote: bool,
+               allow_unproven: bool, dry: bool, confirm: Callable[[Plan], None] | None = None,
+               reason: str | None = None, lock_wait_s: float = LOCK_WAIT_S) -> Outcome:
+    """``branchkeeper delete NAME...``. ``confirm`` is called with the plan before anything is
+    deleted when ``allow_unproven`` would delete an unproven branch; it raises to refuse.
+    Raises :class:`LockBusyError`, :class:`BundleError`, :class:`RefusedError` (from
+    ``confirm``). ``reason`` (with ``allow_unproven``) is recorded in the journal note."""
+    with _maybe_lock(facts, act=not dry, wait_s=lock_wait_s):
+        inv = build_inventory(facts, config, use_cache=True)
+        ctx = read_refusal_context(facts, config, default_name=inv.default.name,
+                                   worktrees=inv.worktrees)
+        plan = plan_delete(inv, ctx, names, remote=remote, allow_unproven=allow_unproven,
+                           deadline=Deadline(CONTENT_BUDGET_S))
+        if dry:
+            return dry_run(plan)
+        unproven = [i for i in plan.deletions if i.proof is None]
+        if unproven and not plan.refused:
+            if confirm is not None:
+                confirm(plan)
+            plan.notes.append(f"unproven branches deleted on request: {reason or ''}".strip())
+        return execute(plan, op="delete", fetch_timeout_s=config.branches.sweep.fetch_timeout_s)
+
+
+def run_sweep_clean(facts: RepoFacts, config: Config, *, dry: bool,
+                    lock_wait_s: float = LOCK_WAIT_S) -> Outcome:
+    """``branchkeeper sweep --clean``: one bundle, one journal operation for every proven
+    branch, linked worktrees removed only when nothing in them would be lost."""
+    with _maybe_lock(facts, act=not dry, wait_s=lock_wait_s):
+        inv = build_inventory(facts, config, use_cache=True)
+        ctx = read_refusal_context(facts, config, default_name=inv.default.name,
+                                   worktrees=inv.worktrees)
+        plan = plan_sweep_clean(inv, ctx, config, current_worktree=facts.toplevel)
+        if dry:
+            return dry_run(plan)
+        return execute(plan, op="sweep-clean",
+                       fetch_timeout_s=config.branches.sweep.fetch_timeout_s)
+
+
+def _fetch(facts: RepoFacts, config: Config) -> str:
+    """``git fetch --prune <remote>`` bounded by ``branches.sweep.fetch_timeout_s``; a note."""
+    remote = config.branches.remote
+    try:
+        run_git(["fetch", "--prune", "--quiet", "--", remote], cwd=facts.root,
+                timeout=config.branches.sweep.fetch_timeout_s)
+    except GitError as exc:
+        first = str(exc).splitlines()[0]
+        return f"fetch from {remote} failed ({first}); pruning on local data"
+    return f"fetched {remote} (--prune)"
+
+
+def run_prune(facts: RepoFacts, config: Config, *, fetch: bool, dry: bool,
+              lock_wait_s: float = LOCK_WAIT_S) -> Outcome:
+    """``branchkeeper prune``: fetch (bounded; a failure is a note), ``git worktree prune``,
+    then delete every local branch proven by tiers 1-5; the rest is ``SKIP_UNPROVEN``."""
+    notes: list[str] = []
+    with _maybe_lock(facts, act=not dry, wait_s=lock_wait_s):
+        if dry:
+            notes.append("dry run: fetch and worktree prune not run")
+        else:
+            if fetch:
+                notes.append(_fetch(facts, config))
+            else:
+                notes.append("fetch skipped (--no-fetch)")
+            res = run_git(["worktree", "prune"], cwd=facts.root, check=False)
+            if res.returncode != 0:
+                notes.append("git worktree prune failed: "
+                             + res.stderr.decode("utf-8", "replace").strip())
+        inv = build_inventory(facts, config, use_cache=True)
+        ctx = read_refusal_context(facts, config, default_name=inv.default.name,
+                                   worktrees=inv.worktrees)
+        plan = plan_prune(inv, ctx, deadline=Deadline(CONTENT_BUDGET_S))
+        plan.notes[:0] = notes
+        if dry:
+            return dry_run(plan)
+        return execute(plan, op="prune", fetch_timeout_s=config.branches.sweep.fetch_timeout_s)

@@ -1,0 +1,52 @@
+"""``branchkeeper prune``: the session-start prune (issue 3, section 5; second document,
+"Session-start prune").
+
+``git fetch --prune`` (bounded; ``--no-fetch`` skips it), ``git worktree prune``, then every local
+branch proven preserved by the ladder (tiers 1-5) is deleted behind one bundle and one journal
+operation; absence of proof is ``SKIP_UNPROVEN`` with its reason. Safe unattended and twice at
+once (the mutation lock). Exit 0 done, 5 default branch unresolved or a tip raced, 4 error.
+"""
+
+from __future__ import annotations
+
+import argparse
+
+from branchkeeper.actions.cleanup_exec import Outcome
+from branchkeeper.actions.cleanup_run import LOCK_WAIT_S, run_prune
+from branchkeeper.adapters.commands.delete import emit
+from branchkeeper.adapters.common import open_repository
+from branchkeeper.errors import ExitCode
+
+
+def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    p = sub.add_parser(
+        "prune", help="fetch, prune worktrees, delete every proven branch (session start)",
+        description=(
+            "git fetch --prune (bounded by branches.sweep.fetch_timeout_s; a failure is "
+            "reported and the prune continues on local data), git worktree prune, then delete "
+            "every local branch whose work the proof ladder shows preserved. Unproven branches "
+            "are skipped (SKIP_UNPROVEN) with their reason; an unresolved default branch "
+            "deletes nothing. Exit 0 done, 5 unresolved or raced, 4 error."),
+    )
+    p.add_argument("--no-fetch", action="store_true", help="do not fetch first")
+    p.add_argument("--dry-run", action="store_true", help="show what would go; change nothing")
+    p.add_argument("--json", action="store_true", help="print one JSON document")
+    p.add_argument("--lock-wait", type=float, default=LOCK_WAIT_S, metavar="SECONDS",
+                   help=f"wait this long for another cleanup to finish (default {LOCK_WAIT_S:g})")
+    p.set_defaults(func=run)
+
+
+def exit_code(outcome: Outcome) -> int:
+    """0 done; 5 when the default branch is unresolved or a delete raced or failed."""
+    if not outcome.plan.inventory.default.resolved or not outcome.all_done:
+        return int(ExitCode.REFUSED)
+    return int(ExitCode.OK)
+
+
+def run(args: argparse.Namespace) -> int:
+    facts, loaded = open_repository(args)
+    outcome = run_prune(facts, loaded.config, fetch=not args.no_fetch, dry=args.dry_run,
+                        lock_wait_s=args.lock_wait)
+    code = exit_code(outcome)
+    emit(outcome, as_json=args.json, code=code)
+    return code

@@ -1,0 +1,73 @@
+"""The repository facts the refusal rules read (issue 3, section 2; field case C05).
+
+Two git processes: one ``for-each-ref`` over ``refs/heads`` and every remote's refs (upstreams
+and each ``refs/remotes/*/HEAD`` target), one ``symbolic-ref -q HEAD`` for the current branch.
+The worktrees come from the inventory's ``worktree list``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from branchkeeper.git.parse import records
+from branchkeeper.git.repo import RepoFacts, Worktree
+from branchkeeper.git.run import GitExit, run_git
+from branchkeeper.model.config import Config
+from branchkeeper.policy.refusals import CheckedOut, RefusalContext
+
+_HEADS = "refs/heads/"
+_REMOTES = "refs/remotes/"
+
+
+def read_refusal_context(facts: RepoFacts, config: Config, *, default_name: str | None,
+                         worktrees: Sequence[Worktree]) -> RefusalContext:
+    """Gather a :class:`RefusalContext` for the repository described by ``facts``.
+
+    ``default_name``: the inventory's resolved default branch; ``worktrees``: every worktree
+    (main first). Reads the upstream of every local branch (``branch.X.merge = refs/heads/Y``
+    with ``branch.X.remote = .`` shows as upstream ``refs/heads/Y``) and the default branch of
+    EVERY remote: the target of each ``refs/remotes/<r>/HEAD``, plus ``main`` and ``master``
+    when any remote has them (C05). Raises :class:`GitError` when git cannot list refs.
+    """
+    out = run_git(["for-each-ref", "--format=%(refname)%00%(upstream)%00%(symref)",
+                   "refs/heads", "refs/remotes"], cwd=facts.root).stdout
+    dependents: dict[str, list[str]] = {}
+    remote_defaults: set[str] = set()
+    for ref, upstream, symref in records(out, fields=3):
+        if ref.startswith(_HEADS):
+            if upstream.startswith(_HEADS):
+                dependents.setdefault(upstream[len(_HEADS):], []).append(ref[len(_HEADS):])
+            continue
+        if not ref.startswith(_REMOTES):
+            continue
+        rest = ref[len(_REMOTES):]
+        _remote, _, name = rest.partition("/")
+        if name == "HEAD" and symref.startswith(_REMOTES):
+            target = symref[len(_REMOTES):].partition("/")[2]
+            if target:
+                remote_defaults.add(target)
+        elif name in ("main", "master"):
+            remote_defaults.add(name)
+    current = None
+    res = run_git(["symbolic-ref", "-q", "HEAD"], cwd=facts.root, check=False)
+    # exit 1 = HEAD is detached (no current branch); other failures leave it unknown
+    if res.returncode == GitExit.OK and res.text.strip().startswith(_HEADS):
+        current = res.text.strip()[len(_HEADS):]
+    checked_out: dict[str, CheckedOut] = {}
+    for wt in worktrees:
+        if wt.branch and wt.branch.startswith(_HEADS):
+            checked_out.setdefault(wt.branch[len(_HEADS):], CheckedOut(str(wt.path), wt.is_main))
+    b = config.branches
+    protected = set(b.protected_names)
+    if default_name:
+        protected.add(default_name)
+    return RefusalContext(
+        default_name=default_name,
+        protected_names=frozenset(protected),
+        integration_lines=tuple(b.integration_lines),
+        exempt=tuple(b.exempt),
+        remote_defaults=frozenset(remote_defaults),
+        checked_out=checked_out,
+        current=current,
+        dependents={k: tuple(sorted(v)) for k, v in dependents.items()},
+    )
