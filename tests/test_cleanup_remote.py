@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 from pathlib import Path
 
 import pytest
@@ -42,9 +44,12 @@ def test_remote_delete_proven_then_undo(remote_and_clone: tuple[GitRepo, GitRepo
     )
     assert _remote_heads(bare) == ["main"]
     assert not w.has_ref("refs/remotes/origin/done")
-    code, out, _ = cli(capsys, w, "undo")
+    code, out, _ = cli(capsys, w, "undo", "--json")
     assert code == 0
-    assert f"      git push origin {tip}:refs/heads/done" in out.splitlines()
+    # The local branch and its remote copy are both refs/heads/done: each keeps its own result.
+    items = [(i["ref"], i["remote"], i["outcome"]) for i in json.loads(out)["items"]]
+    assert items == [("refs/heads/done", None, "restored"),
+                     ("refs/heads/done", "origin", "push")]
     assert w.rev("done") == tip
 
 

@@ -153,15 +153,11 @@ def execute(plan: Plan, *, op: str, fetch_timeout_s: float) -> Outcome:
     # A local branch that raced means someone works on it: its remote branch is left alone too.
     held = {n for n, i in results.items() if i.action is not Action.DELETED}
     remote_results = _delete_remote(plan, remote_go, raced_remote | held, fetch_timeout_s)
-    # The journal keys results by ref, and a remote item's ref (refs/heads/x on the remote) is
-    # the local item's ref too: for a name deleted locally only the remote "deleted" result is
-    # written, so the local "deleted" result is never shadowed (undo then restores the local
-    # branch and prints the push).
+    # Remote results carry the remote's name, so they never shadow the local ones.
     journal.record(op_id, *(ItemResult(i.ref, ItemOutcome.DELETED if i.action is Action.DELETED
                                        else ItemOutcome.KEPT if i.action is Action.RACED
-                                       else ItemOutcome.FAILED, i.reason)
-                            for n, i in remote_results.items()
-                            if n not in local or i.action is Action.DELETED))
+                                       else ItemOutcome.FAILED, i.reason, remote)
+                            for i in remote_results.values()))
     outcome.items = [results.get(i.name, i) if i.action is Action.DELETE else i
                      for i in plan.items]
     outcome.remote_items = [remote_results.get(i.name, i) if i.action is Action.DELETE else i

@@ -80,11 +80,23 @@ class JournalItem:
 
 @dataclass(frozen=True, slots=True)
 class ItemResult:
-    """The outcome for one ref (``reason`` empty when there is nothing to add)."""
+    """The outcome for one ref (``reason`` empty when there is nothing to add); ``remote`` is
+    the remote's name for a remote item (its ``ref`` is then the ref on that remote)."""
 
     ref: str
     outcome: ItemOutcome
     reason: str = ""
+    remote: str | None = None
+
+    @property
+    def key(self) -> str:
+        return result_key(self.ref, self.remote)
+
+
+def result_key(ref: str, remote: str | None) -> str:
+    """The key of an item's result: its ref, qualified by the remote for a remote item, so a
+    local branch and its remote copy (both ``refs/heads/x``) never share one."""
+    return ref if remote is None else f"{remote}:{ref}"
 
 
 @dataclass(frozen=True, slots=True)
@@ -194,7 +206,8 @@ class Journal:
         """Append one ``item`` event per result (all in one write and fsync)."""
         if results:
             self._append([{"event": "item", "id": op_id, "time": _now(), "ref": r.ref,
-                           "result": r.outcome.value, "reason": r.reason} for r in results])
+                           "remote": r.remote, "result": r.outcome.value, "reason": r.reason}
+                          for r in results])
 
     def end(self, op_id: str, status: OpStatus) -> None:
         """Append the ``end`` event (``status`` is done, partial or failed)."""
@@ -273,8 +286,10 @@ def _build(begin: Mapping[str, Any], events: Sequence[Mapping[str, Any]]) -> Ope
     for event in events:
         kind = event["event"]
         if kind == "item":
-            results[str(event["ref"])] = ItemResult(
-                str(event["ref"]), ItemOutcome(event["result"]), str(event.get("reason", "")))
+            remote = None if event.get("remote") is None else str(event["remote"])
+            result = ItemResult(str(event["ref"]), ItemOutcome(event["result"]),
+                                str(event.get("reason", "")), remote)
+            results[result.key] = result
         elif kind == "end":
             status = OpStatus(event["status"])
         else:

@@ -16,7 +16,14 @@ from dataclasses import dataclass
 from enum import Enum
 from pathlib import Path
 
-from branchkeeper.actions.journal import ItemOutcome, Journal, JournalItem, Operation, UndoRecord
+from branchkeeper.actions.journal import (
+    ItemOutcome,
+    Journal,
+    JournalItem,
+    Operation,
+    UndoRecord,
+    result_key,
+)
 from branchkeeper.actions.lock import MUTATION_LOCK, repo_lock
 from branchkeeper.actions.refupdate import RefOutcome, RefResult, create_refs, missing_commits
 from branchkeeper.errors import BranchkeeperError
@@ -75,7 +82,7 @@ class UndoReport:
 
 
 def _possibly_deleted(operation: Operation, item: JournalItem) -> bool:
-    result = operation.results.get(item.ref)
+    result = operation.results.get(result_key(item.ref, item.remote))
     if result is None:
         return True  # interrupted before its result was written: it may be gone
     return result.outcome is ItemOutcome.DELETED
@@ -177,38 +184,40 @@ def _plan(repo: Path, operation: Operation, *, act: bool) -> UndoReport:
         check = {}
         existing = _current(repo, [i.ref for i in local])
     for item in operation.items:
+        key = result_key(item.ref, item.remote)
         if item.remote is not None:
             if _possibly_deleted(operation, item):
                 why = "" if item.old not in missing else (
                     "commit missing locally: restore it from the bundle first")
-                outcomes[item.ref] = UndoItem(item.ref, item.old, item.remote, UndoOutcome.PUSH,
+                outcomes[key] = UndoItem(item.ref, item.old, item.remote, UndoOutcome.PUSH,
                                               why, _push_command(item))
             else:
-                outcomes[item.ref] = _skipped(operation, item)
+                outcomes[key] = _skipped(operation, item)
             continue
         if item not in local:
-            outcomes[item.ref] = _skipped(operation, item)
+            outcomes[key] = _skipped(operation, item)
         elif item.old in missing and (act or fetch_error):
-            outcomes[item.ref] = UndoItem(item.ref, item.old, None, UndoOutcome.FAILED,
+            outcomes[key] = UndoItem(item.ref, item.old, None, UndoOutcome.FAILED,
                                           fetch_error or "commit missing")
         elif act:
-            outcomes[item.ref] = _from_result(item, operation, results[item.ref], check)
+            outcomes[key] = _from_result(item, operation, results[item.ref], check)
         else:
             found = existing.get(item.ref)
             if found is None:
                 why = "from the bundle" if item.old in missing else "from the recorded tip"
-                outcomes[item.ref] = UndoItem(item.ref, item.old, None, UndoOutcome.RESTORED, why)
+                outcomes[key] = UndoItem(item.ref, item.old, None, UndoOutcome.RESTORED, why)
             elif found == item.old:
-                outcomes[item.ref] = UndoItem(item.ref, item.old, None, UndoOutcome.PRESENT)
+                outcomes[key] = UndoItem(item.ref, item.old, None, UndoOutcome.PRESENT)
             else:
-                outcomes[item.ref] = UndoItem(
+                outcomes[key] = UndoItem(
                     item.ref, item.old, None, UndoOutcome.CONFLICT, f"exists at {found}",
                     _conflict_command(item, operation, have_object=item.old not in missing))
-    return UndoReport(operation, not act, tuple(outcomes[i.ref] for i in operation.items))
+    return UndoReport(operation, not act,
+                      tuple(outcomes[result_key(i.ref, i.remote)] for i in operation.items))
 
 
 def _skipped(operation: Operation, item: JournalItem) -> UndoItem:
-    result = operation.results.get(item.ref)
+    result = operation.results.get(result_key(item.ref, item.remote))
     word = result.outcome.value if result is not None else "not deleted"
     return UndoItem(item.ref, item.old, item.remote, UndoOutcome.SKIPPED, f"was {word}")
 
