@@ -6,12 +6,17 @@ merge, files later deleted on the base, stacks, worktrees) then a random cleanup
 reachable from any ref before is reachable from some ref after, or comes back when ``undo``
 restores the journal's operation from its verified bundle (actually restored and checked).
 
-Examples: ``BK_PROPERTY_EXAMPLES`` (default 60).
+Worktrees may hold untracked files, regenerable ignored files (``__pycache__/``) and protected
+ignored files (``.env``); commands include ``worktree retire`` and ``worktree reap``. Second
+invariant: no uncommitted or untracked file disappears unless it matched a regenerable glob.
+
+Examples: ``BK_PROPERTY_EXAMPLES`` (default 300).
 """
 
 from __future__ import annotations
 
 import os
+import subprocess
 import tempfile
 from pathlib import Path
 
@@ -25,7 +30,7 @@ from branchkeeper.adapters.cli import main
 from tests.cleanuputil import all_reachable, branches
 from tests.gitrepo import GitRepo
 
-EXAMPLES = int(os.environ.get("BK_PROPERTY_EXAMPLES", "60"))
+EXAMPLES = int(os.environ.get("BK_PROPERTY_EXAMPLES", "300"))
 
 _STEP = st.tuples(st.sampled_from(["branch", "merge", "squash", "rebase", "extend",
                                    "delete_on_base", "stack", "worktree", "main_commit"]),
@@ -35,11 +40,35 @@ _COMMAND = st.one_of(
               st.booleans()),
     st.tuples(st.just("sweep"), st.just([]), st.booleans()),
     st.tuples(st.just("prune"), st.just([]), st.booleans()),
+    st.tuples(st.just("retire"), st.lists(st.integers(0, 7), min_size=1, max_size=1),
+              st.booleans()),
+    st.tuples(st.just("reap"), st.just([]), st.booleans()),
 )
+
+
+def _files(root: Path) -> dict[str, bytes]:
+    """Every file that is NOT committed, in every worktree under ``root`` (path -> content).
+
+    Committed files are covered by the commit invariant; these exist nowhere else.
+    """
+    out: dict[str, bytes] = {}
+    for wt in [root / "repo", *sorted(p for p in root.iterdir() if p.name.startswith("wt-"))]:
+        if not wt.is_dir():
+            continue
+        tracked = set(subprocess.run(["git", "ls-files", "-z"], cwd=wt, capture_output=True,
+                                     check=True).stdout.decode().split("\0"))
+        for path in wt.rglob("*"):
+            rel = path.relative_to(wt)
+            if ".git" in rel.parts or not path.is_file() or str(rel) in tracked:
+                continue
+            out[str(path.relative_to(root))] = path.read_bytes()
+    return out
 
 
 def _build(root: Path, steps: list[tuple[str, int]]) -> GitRepo:
     repo = GitRepo.init(root / "repo")
+    (repo.path / ".git" / "info").mkdir(exist_ok=True)
+    (repo.path / ".git" / "info" / "exclude").write_text("__pycache__/\n.env\n")
     repo.commit("init", files={"base.txt": "0\n", "keep.txt": "k\n"}, days_ago=40)
     names: list[str] = []
     checked: set[str] = set()
@@ -71,8 +100,14 @@ def _build(root: Path, steps: list[tuple[str, int]]) -> GitRepo:
         elif op == "worktree" and pick is not None and pick not in checked:
             repo.git("worktree", "add", "-q", str(root / f"wt-{pick}"), pick)
             checked.add(pick)
+            wt_dir = root / f"wt-{pick}"
             if k % 3 == 0:
-                (root / f"wt-{pick}" / "scratch.txt").write_text("dirty\n")
+                (wt_dir / "scratch.txt").write_text("dirty\n")
+            elif k % 3 == 1:
+                (wt_dir / "__pycache__").mkdir()
+                (wt_dir / "__pycache__" / "m.pyc").write_bytes(b"\0regenerable")
+            else:
+                (wt_dir / ".env").write_text("SECRET=1\n")
         elif op in ("merge", "squash", "rebase") and pick is not None:
             try:
                 if op == "merge":
@@ -108,6 +143,8 @@ def test_no_commit_is_ever_lost(steps: list[tuple[str, int]],
         root = Path(tmp)
         repo = _build(root, steps)
         before = all_reachable(repo.path)
+        files_before = _files(root)
+        worktrees = sorted(p for p in root.iterdir() if p.name.startswith("wt-"))
         names = [n for n in branches(repo) if n]
         kind, picks, flag = command
         if kind == "delete":
@@ -115,11 +152,24 @@ def test_no_commit_is_ever_lost(steps: list[tuple[str, int]],
             argv = ["delete", *(["--dry-run"] if flag else []), "--", *chosen]
         elif kind == "sweep":
             argv = ["sweep", "--clean", *(["--dry-run"] if flag else [])]
-        else:
+        elif kind == "prune":
             argv = ["prune", "--no-fetch", *(["--dry-run"] if flag else [])]
+        elif kind == "reap":
+            argv = ["worktree", "reap", "--no-gh", *(["--dry-run"] if flag else [])]
+        elif worktrees:
+            argv = ["worktree", "retire", *(["--pin"] if flag else []),
+                    str(worktrees[picks[0] % len(worktrees)])]
+        else:
+            argv = ["worktree", "list"]
         code = main(["-C", str(repo.path), *argv])
         out, err = capsys.readouterr()
-        assert code in (0, 5), (argv, out, err)
+        assert code in (0, 3, 5), (argv, out, err)
+        assert "Traceback" not in err
+        files_after = _files(root)
+        for rel, content in files_before.items():
+            if "__pycache__" in Path(rel).parts:
+                continue  # regenerable: may go with its worktree
+            assert files_after.get(rel) == content, (argv, rel, out)
         after = all_reachable(repo.path)
         lost = before - after
         ops = Journal(common_dir_of(repo.path)).operations()
