@@ -15,6 +15,7 @@ from dataclasses import dataclass, field, replace
 
 from branchkeeper.actions.bundle import BundleInfo, BundleRaceError, create_bundle
 from branchkeeper.actions.cleanup import Action, BranchItem, Plan
+from branchkeeper.actions.faults import fault
 from branchkeeper.actions.journal import ItemOutcome, ItemResult, Journal, JournalItem, OpStatus
 from branchkeeper.actions.refupdate import RefOutcome, delete_refs_cas
 from branchkeeper.actions.remote_delete import live_tips, push_delete, push_restore_command
@@ -103,7 +104,9 @@ def execute(plan: Plan, *, op: str, fetch_timeout_s: float) -> Outcome:
         refs[f"refs/remotes/{remote}/{i.name}"] = i.tip
     if not refs:
         return outcome
+    fault(f"{op}.before_bundle")
     bundle, moved = _bundle(plan, refs, op)
+    fault(f"{op}.after_bundle")
     outcome.bundle = bundle
     raced_local = {r[len("refs/heads/"):] for r in moved if r.startswith("refs/heads/")}
     raced_remote = {r.rpartition(f"refs/remotes/{remote}/")[2] for r in moved
@@ -118,6 +121,7 @@ def execute(plan: Plan, *, op: str, fetch_timeout_s: float) -> Outcome:
     note = "; ".join([*plan.notes, *([f"worktrees removed first: {', '.join(worktrees)}"]
                                       if worktrees else [])])
     op_id = journal.begin(op, items, bundle=bundle, note=note)
+    fault(f"{op}.after_begin")
     outcome.op_id = op_id
     results: dict[str, BranchItem] = {}
     for n in raced_local:
@@ -128,7 +132,9 @@ def execute(plan: Plan, *, op: str, fetch_timeout_s: float) -> Outcome:
         if n in results:
             continue
         if i.worktree:
+            fault(f"{op}.before_worktree_remove")
             error = _remove_worktree(facts.root, i.worktree)
+            fault(f"{op}.after_worktree_remove")
             if error:
                 results[n] = replace(i, action=Action.FAILED,
                                      reason=f"worktree not removed, branch kept: {error}")
@@ -139,6 +145,7 @@ def execute(plan: Plan, *, op: str, fetch_timeout_s: float) -> Outcome:
     if before_delete_hook is not None:
         before_delete_hook(plan)
     cas = delete_refs_cas(facts.root, expected) if expected else {}
+    fault(f"{op}.after_cas")
     for ref, res in cas.items():
         n = ref[len("refs/heads/"):]
         action = _OUTCOME.get(res.outcome, Action.FAILED)
@@ -152,7 +159,11 @@ def execute(plan: Plan, *, op: str, fetch_timeout_s: float) -> Outcome:
                             for ref, res in cas.items()))
     # A local branch that raced means someone works on it: its remote branch is left alone too.
     held = {n for n, i in results.items() if i.action is not Action.DELETED}
+    if remote_go:
+        fault(f"{op}.before_remote")
     remote_results = _delete_remote(plan, remote_go, raced_remote | held, fetch_timeout_s)
+    if remote_go:
+        fault(f"{op}.after_remote")
     # Remote results carry the remote's name, so they never shadow the local ones.
     journal.record(op_id, *(ItemResult(i.ref, ItemOutcome.DELETED if i.action is Action.DELETED
                                        else ItemOutcome.KEPT if i.action is Action.RACED
@@ -166,6 +177,7 @@ def execute(plan: Plan, *, op: str, fetch_timeout_s: float) -> Outcome:
     done = sum(i.action is Action.DELETED for i in everything)
     status = (OpStatus.DONE if done == len(everything) else
               OpStatus.PARTIAL if done else OpStatus.FAILED)
+    fault(f"{op}.after_records")
     journal.end(op_id, status)
     return outcome
 

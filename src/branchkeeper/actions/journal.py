@@ -29,6 +29,7 @@ from enum import Enum
 from pathlib import Path
 from typing import Any
 
+from branchkeeper.actions import faults
 from branchkeeper.actions.bundle import BundleInfo
 from branchkeeper.actions.lock import repo_lock
 from branchkeeper.actions.statedir import journal_path
@@ -157,6 +158,14 @@ def _now() -> str:
     return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
+def _torn(fd: int, payload: bytes, point: str) -> None:
+    """Fault point ``journal.torn_<event>``: write half of ``payload``, flush, then die."""
+    if point == faults.ACTIVE:
+        os.write(fd, payload[: max(1, len(payload) // 2)])
+        os.fsync(fd)
+        faults.kill()
+
+
 class Journal:
     """The journal of the repository whose common git dir is ``common_dir``."""
 
@@ -180,6 +189,8 @@ class Journal:
                         fh.seek(size - 1)
                         if fh.read(1) != b"\n":
                             payload = b"\n" + payload
+                if faults.ACTIVE is not None and events:
+                    _torn(fd, payload, f"journal.torn_{events[0].get('event')}")
                 os.write(fd, payload)
                 os.fsync(fd)
             finally:

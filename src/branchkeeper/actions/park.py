@@ -13,6 +13,7 @@ import shlex
 from dataclasses import dataclass
 from pathlib import Path
 
+from branchkeeper.actions.faults import fault
 from branchkeeper.actions.journal import ItemOutcome, ItemResult, Journal, JournalItem, OpStatus
 from branchkeeper.actions.lock import MUTATION_LOCK, repo_lock
 from branchkeeper.errors import BranchkeeperError, RefusedError
@@ -81,13 +82,16 @@ def write_marker(facts: RepoFacts, name: str, *, trailers: list[tuple[str, str]]
         detail = made.stderr.decode("utf-8", "replace").strip()
         raise BranchkeeperError(f"git could not write the marker commit: {detail}")
     new = Oid.parse(made.text)
+    fault(f"{op}.after_commit_tree")
     restore = f"git update-ref {shlex.quote(ref)} {old} {new}"
     with repo_lock(facts.common_dir, MUTATION_LOCK, wait_s=30):
         journal = Journal(facts.common_dir)
         op_id = journal.begin(op, [JournalItem(ref, old, None, restore, new=new)], bundle=None,
                               note=f"{subject}")
+        fault(f"{op}.after_begin")
         upd = run_git(["update-ref", "-m", f"branchkeeper {op}", ref, new, old], cwd=root,
                       check=False)
+        fault(f"{op}.after_update_ref")
         if upd.returncode != 0:
             journal.record(op_id, ItemResult(ref, ItemOutcome.RACED, "tip moved"))
             journal.end(op_id, OpStatus.FAILED)
@@ -100,6 +104,7 @@ def write_marker(facts: RepoFacts, name: str, *, trailers: list[tuple[str, str]]
     has_remote = run_git(["rev-parse", "--verify", "-q", f"refs/remotes/{remote}/{name}"],
                          cwd=root, check=False).returncode == 0
     if push and has_remote:
+        fault(f"{op}.before_push")
         # A plain fast-forward push of the branch: never forced.
         out = run_git(["push", "--quiet", remote, f"{ref}:{ref}"], cwd=root, check=False,
                       timeout=push_timeout)

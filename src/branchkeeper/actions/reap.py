@@ -21,6 +21,7 @@ from enum import StrEnum
 from pathlib import Path
 
 from branchkeeper.actions.bundle import BundleError, BundleInfo, create_bundle
+from branchkeeper.actions.faults import fault
 from branchkeeper.actions.journal import Journal, JournalItem, OpStatus
 from branchkeeper.actions.lock import MUTATION_LOCK, repo_lock
 from branchkeeper.analysis.reap_facts import ReapPlan, ReapSettings, gather_one
@@ -196,13 +197,17 @@ def _one(plan: ReapPlan, inputs: ReapInputs, verdict: WorktreeVerdict, *, archiv
             return ReapResult(again, Outcome.FAILED, f"bundle failed, kept: {exc}",
                               salvaged=shown)
         restore.insert(0, bundle.restore_command(ref))
+        fault("archive.after_bundle")
     assert wt.head is not None
     op_id = journal.begin(op, [JournalItem(ref, wt.head, None, " && ".join(restore))],
                           bundle=bundle, note=f"worktree {wt.path} removed; branch kept")
+    step = "reap" if bundle is None else "archive"
+    fault(f"{step}.after_begin")
     if hooks.before_remove is not None:
         hooks.before_remove(wt)
     # Never --force: git refuses a tree that became dirty after the re-check (guarantee 4).
     removed = run_git(["worktree", "remove", str(wt.path)], cwd=plan.facts.root, check=False)
+    fault(f"{step}.after_remove")
     if removed.returncode != 0:
         journal.end(op_id, OpStatus.FAILED)
         msg = removed.stderr.decode("utf-8", "replace").strip().splitlines()

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from enum import Enum
 from pathlib import Path
 
+from branchkeeper.actions.faults import fault
 from branchkeeper.actions.journal import (
     ItemOutcome,
     Journal,
@@ -152,6 +153,7 @@ def undo_operation(repo: Path, common_dir: Path, op_id: str | None, *, dry_run: 
         return _plan(repo, operation, act=False)
     with repo_lock(common_dir, MUTATION_LOCK, wait_s=lock_wait_s):
         report = _plan(repo, operation, act=True)
+        fault("undo.after_create")
         journal.record_undo(operation.id, report.status,
                             {i.ref: (i.outcome.value, i.reason) for i in report.items})
     return report
@@ -175,6 +177,7 @@ def _plan(repo: Path, operation: Operation, *, act: bool) -> UndoReport:
     outcomes: dict[str, UndoItem] = {}
     existing: dict[str, Oid] = {}
     if act:
+        fault("undo.after_fetch")
         results = create_refs(repo, {i.ref: i.old for i in local if i.old not in missing},
                               must_not_exist=True)
         check = _current(repo, [r for r, res in results.items()

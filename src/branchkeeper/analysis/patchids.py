@@ -38,7 +38,11 @@ def commit_patch_ids(root: Path, commits: Iterable[Oid], *, timeout: float = 300
     todo = sorted(set(commits))
     if not todo:
         return {}
-    stdin = ("\n".join(todo) + "\n").encode()
+    return _patch_ids(root, ("\n".join(todo) + "\n").encode(), timeout)
+
+
+def _patch_ids(root: Path, stdin: bytes, timeout: float) -> dict[Oid, str]:
+    """``diff-tree --stdin -p | patch-id --stable`` over ``stdin`` lines -> {commit: pid}."""
     out = run_git_pipeline(
         [*_PINNED, "diff-tree", "--stdin", "-p", "-r", *_DIFF_OPTS],
         ["patch-id", "--stable"],
@@ -62,18 +66,8 @@ def range_patch_ids(root: Path, pairs: Iterable[tuple[Oid, Oid]], *,
     items = sorted(set(pairs), key=lambda p: p[1])
     if not items:
         return {}
-    stdin = "".join(f"{tip} {base}\n" for base, tip in items).encode()
-    out = run_git_pipeline(
-        [*_PINNED, "diff-tree", "--stdin", "-p", "-r", *_DIFF_OPTS],
-        ["patch-id", "--stable"],
-        cwd=root, stdin=stdin, timeout=timeout,
-    ).stdout
-    result: dict[Oid, str] = {}
-    for line in out.decode("ascii", "replace").splitlines():
-        parts = line.split()
-        if len(parts) == 2:
-            result[Oid(parts[1])] = parts[0]
-    return result
+    return _patch_ids(root, "".join(f"{tip} {base}\n" for base, tip in items).encode(),
+                      timeout)
 
 
 def range_line_counts(root: Path, pairs: Iterable[tuple[Oid, Oid]], *,

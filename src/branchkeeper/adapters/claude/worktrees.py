@@ -21,6 +21,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from branchkeeper.actions.faults import fault
 from branchkeeper.adapters.claude import records, wire
 from branchkeeper.adapters.claude.wire import HookEvent, HookResponse
 from branchkeeper.git.repo import Worktree, list_worktrees, repo_facts
@@ -141,7 +142,9 @@ def remove_worktree(event: HookEvent, *, plugin: Plugin, log: Log) -> HookRespon
     safe = plugin("force_removal_safe")
     force = bool(safe(match.path, cwd=where)) if safe is not None else False
     args = ["worktree", "remove", *(["--force"] if force else []), str(match.path)]
+    fault("hook-worktree-remove.before_remove")
     result = run_git(args, cwd=where, check=False, timeout=60)
+    fault("hook-worktree-remove.after_remove")
     if result.returncode != 0:
         detail = result.stderr.decode("utf-8", "replace").strip().splitlines()
         message = (f"branchkeeper: kept worktree {match.path}: git refused to remove it "

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from branchkeeper.actions import holds as hold_store
+from branchkeeper.actions.faults import fault
 from branchkeeper.actions.lock import MUTATION_LOCK, repo_lock
 from branchkeeper.analysis.worktree_model import (
     RETIRE_GATES,
@@ -312,7 +313,9 @@ def _retire(args: argparse.Namespace, facts: RepoFacts, worktrees: list[Worktree
         if verdict.disposition is not Disposition.REMOVABLE:
             return _hold(args, facts, wt, owner, verdict,
                          [f"{g.fails_as.value}: {g.detail}" for g in verdict.blockers], pinned)
+        fault("retire.before_remove")
         removed = run_git(["worktree", "remove", str(wt.path)], cwd=facts.root, check=False)
+        fault("retire.after_remove")
         if removed.returncode != 0:
             msg = removed.stderr.decode("utf-8", "replace").strip().splitlines()
             return _hold(args, facts, wt, owner, verdict,
