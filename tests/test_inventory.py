@@ -307,3 +307,18 @@ def test_ahead_behind_match_git(team_repo: GitRepo, capsys: pytest.CaptureFixtur
             assert b["ahead"] == int(team_repo.git("rev-list", "--count",
                                                    f"origin/main..{tip}")), b["name"]
     assert checked >= 8
+
+
+def test_whitespace_only_match_is_not_preserved(remote_and_clone: tuple[GitRepo, GitRepo],
+                                                capsys: pytest.CaptureFixture[str]) -> None:
+    """A base commit whose patch differs from the branch's only in whitespace is not proof:
+    the branch's bytes are not on the base (patch-id --verbatim)."""
+    _, w = remote_and_clone
+    w.switch("spacing", create=True)
+    w.commit("add w", files={"w.txt": "x = 1\n"})
+    w.switch("main")
+    w.commit("add w differently", files={"w.txt": "x  =  1\n"})
+    w.git("push", "-q", "origin", "main")
+    doc = sweep_json(w, capsys, "--no-cache")
+    rec = next(b for b in doc["branches"] if b["name"] == "spacing")
+    assert (rec["state"], rec["proof"]) == ("live", None)

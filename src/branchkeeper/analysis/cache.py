@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-CACHE_VERSION = 2
+CACHE_VERSION = 3
 
 
 @dataclass
@@ -39,6 +39,8 @@ class InventoryCache:
     @classmethod
     def load(cls, common_dir: Path | None) -> InventoryCache:
         """Read the cache (an empty one when absent, unreadable, corrupt or another version)."""
+        from branchkeeper.analysis.patchids import patch_id_mode  # not on the hook path
+
         if common_dir is None:
             return cls(None)
         path = common_dir / "branchkeeper" / "cache.json"
@@ -46,7 +48,8 @@ class InventoryCache:
             data = json.loads(path.read_text("utf-8"))
         except (OSError, ValueError):
             return cls(path)
-        if not isinstance(data, dict) or data.get("version") != CACHE_VERSION:
+        if not isinstance(data, dict) or data.get("version") != CACHE_VERSION \
+                or data.get("pid_mode") != patch_id_mode():
             return cls(path)
 
         def section(name: str) -> dict[str, Any]:
@@ -66,8 +69,11 @@ class InventoryCache:
         """Write the entries this run used, atomically; errors are ignored (it is a cache)."""
         if self.path is None:
             return
+        from branchkeeper.analysis.patchids import patch_id_mode
+
         data = {
             "version": CACHE_VERSION,
+            "pid_mode": patch_id_mode(),
             "commit_pid": {k: self.commit_pid[k] for k in self.used_commit if k in self.commit_pid},
             "range_pid": {k: self.range_pid[k] for k in self.used_range if k in self.range_pid},
             "merge_base": {k: self.merge_base[k] for k in self.used_mb if k in self.merge_base},

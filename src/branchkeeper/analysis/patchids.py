@@ -3,7 +3,8 @@
 The user's diff settings never change a patch-id here (field case C09): plumbing ``diff-tree``
 ignores the porcelain ``diff.*`` settings, and the options that could still change the text are
 pinned on the command line. Binary changes are hashed in full (``--binary``), so two different
-binary edits of one path never share a patch-id.
+binary edits of one path never share a patch-id. Where git has it, ``patch-id --verbatim`` keeps
+whitespace in the hash (see :func:`patch_id_mode`).
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from pathlib import Path
 
+from branchkeeper.git.repo import git_version
 from branchkeeper.git.run import run_git, run_git_pipeline
 from branchkeeper.git.types import Oid
 
@@ -41,11 +43,18 @@ def commit_patch_ids(root: Path, commits: Iterable[Oid], *, timeout: float = 300
     return _patch_ids(root, ("\n".join(todo) + "\n").encode(), timeout)
 
 
+def patch_id_mode() -> str:
+    """``verbatim`` where git has ``patch-id --verbatim`` (2.39): whitespace is part of the
+    patch, so a branch whose change differs from a base commit only in whitespace is never
+    taken as landed. Older git: ``stable`` (whitespace-insensitive, git's default)."""
+    return "verbatim" if git_version().tuple >= (2, 39, 0) else "stable"
+
+
 def _patch_ids(root: Path, stdin: bytes, timeout: float) -> dict[Oid, str]:
-    """``diff-tree --stdin -p | patch-id --stable`` over ``stdin`` lines -> {commit: pid}."""
+    """``diff-tree --stdin -p | patch-id --<mode>`` over ``stdin`` lines -> {commit: pid}."""
     out = run_git_pipeline(
         [*_PINNED, "diff-tree", "--stdin", "-p", "-r", *_DIFF_OPTS],
-        ["patch-id", "--stable"],
+        ["patch-id", f"--{patch_id_mode()}"],
         cwd=root, stdin=stdin, timeout=timeout,
     ).stdout
     result: dict[Oid, str] = {}
