@@ -249,7 +249,15 @@ def prove_tips(
         windows = [_base_window(root, b, squash_window) for b in bases]
         if windows_out is not None:
             windows_out.extend(windows)
-        all_window = {c for w in windows for c in w.order}
+        # A landed copy is never an ancestor of the merge base, so in topological order it
+        # comes before it: only the default window's commits newer than the deepest merge base
+        # of a pending branch need a patch-id (all of them when one merge base is outside).
+        dw = windows[0]
+        depths = [dw.order.get(mbs[t]) if t in mbs else None for t in pending]
+        depth = len(dw.order) if any(d is None for d in depths) else max(
+            (d for d in depths if d is not None), default=0)
+        all_window = {c for c, i in dw.order.items() if i < depth}
+        all_window |= {c for w in windows[1:] for c in w.order}
         branch_commits = {c for t in pending for c in own_of[t]}
         known = _commit_pids(root, cache, all_window | branch_commits, deadline)
     except GitError as exc:
