@@ -60,14 +60,16 @@ def confirm_at_terminal(plan: Plan) -> None:
             f"{'es' if len(unproven) != 1 else ''} and needs a person to confirm at a terminal; "
             "an agent cannot consent for itself. Nothing was deleted.")
     try:
-        with open("/dev/tty", "r+", encoding="utf-8") as tty:
-            tty.write("These branches have NO proof that their work is preserved:\n")
+        # Two handles: a text-mode "r+" file on a terminal is not seekable and cannot be used.
+        with open("/dev/tty", "w", encoding="utf-8") as out, \
+                open("/dev/tty", encoding="utf-8") as inp:
+            out.write("These branches have NO proof that their work is preserved:\n")
             for item in unproven:
-                tty.write(f"  {item.name}  {item.tip.short if item.tip else '-'}  "
+                out.write(f"  {item.name}  {item.tip.short if item.tip else '-'}  "
                           f"{item.reason}\n")
-            tty.write(f"A recovery bundle is written first. Type {CONFIRM_WORD} to delete: ")
-            tty.flush()
-            answer = tty.readline().strip()
+            out.write(f"A recovery bundle is written first. Type {CONFIRM_WORD} to delete: ")
+            out.flush()
+            answer = inp.readline().strip()
     except OSError as exc:
         raise RefusedError(f"cannot read a confirmation from the terminal ({exc}); "
                            "nothing was deleted") from None
