@@ -7,6 +7,7 @@ returning an exit code. This module only parses and dispatches inside one error 
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
 from collections.abc import Sequence
@@ -112,7 +113,14 @@ def _main(argv: Sequence[str] | None) -> int:
         print("branchkeeper: interrupted", file=sys.stderr)
         return int(ExitCode.INTERRUPTED)
     except BrokenPipeError:
-        return int(ExitCode.OK)
+        # The reader closed the pipe (``| head``). Keep the exit status the command had
+        # decided before printing; otherwise 141, as a shell reports SIGPIPE. Never 0 by
+        # accident: a deny must not turn into an allow.
+        with contextlib.suppress(OSError):
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, sys.stdout.fileno())
+        hint = getattr(args, "exit_code_hint", None)
+        return int(hint) if isinstance(hint, int) else 141
     except Exception as exc:  # the last line of defence: no traceback reaches a user
         if os.environ.get("BRANCHKEEPER_DEBUG"):
             raise

@@ -62,6 +62,8 @@ def run(args: argparse.Namespace) -> int:
         if not words:
             raise BranchkeeperError('nothing to check: branchkeeper check -- "<command>"')
         decision = decide_command(" ".join(words), cwd=cwd)
+    # Known before printing: a reader that closes the pipe early still gets the verdict.
+    args.exit_code_hint = decision.verdict.severity
     if args.json:
         json.dump(decision.to_json(), sys.stdout)
         sys.stdout.write("\n")

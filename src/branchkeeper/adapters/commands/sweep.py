@@ -96,8 +96,10 @@ def run(args: argparse.Namespace) -> int:
     if getattr(args, "dry_run", False):
         raise BranchkeeperError("--dry-run is used with --clean")
     inv = _inventory(None, args, budget_ms=args.budget_ms, use_cache=not args.no_cache)
+    code = exit_code(inv, fail_on_risk=args.fail_on_risk)
+    args.exit_code_hint = code  # known before printing (see cli: a closed pipe keeps it)
     emit(inv, as_json=args.json, show_all=args.show_all)
-    return exit_code(inv, fail_on_risk=args.fail_on_risk)
+    return code
 
 
 def sweep_main(repo: Path, *, as_json: bool = False, show_all: bool = False,
