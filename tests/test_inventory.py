@@ -322,3 +322,30 @@ def test_whitespace_only_match_is_not_preserved(remote_and_clone: tuple[GitRepo,
     doc = sweep_json(w, capsys, "--no-cache")
     rec = next(b for b in doc["branches"] if b["name"] == "spacing")
     assert (rec["state"], rec["proof"]) == ("live", None)
+
+
+def test_unpushed_counts_only_commits_no_remote_holds(
+        remote_and_clone: tuple[GitRepo, GitRepo], capsys: pytest.CaptureFixture[str]) -> None:
+    _, w = remote_and_clone
+    w.switch("feat", create=True)
+    w.commit("pushed", files={"a.txt": "a\n"})
+    w.git("push", "-q", "-u", "origin", "feat")
+    w.commit("not pushed", files={"b.txt": "b\n"})
+    w.switch("main")
+    rec = next(b for b in sweep_json(w, capsys)["branches"] if b["name"] == "feat")
+    assert (rec["containment"], rec["ahead"], rec["unpushed"]) == ("nowhere", 2, 1)
+    assert int(w.git("rev-list", "--count", "feat", "--not", "--remotes")) == 1
+
+
+def test_bare_server_has_no_lost_work_risk(remote_and_clone: tuple[GitRepo, GitRepo],
+                                           capsys: pytest.CaptureFixture[str]) -> None:
+    bare, w = remote_and_clone
+    w.switch("feat", create=True)
+    w.commit("f", files={"f.txt": "f\n"})
+    w.git("push", "-q", "origin", "feat")
+    doc = sweep_json(bare, capsys)
+    assert doc["notes"] == ["no remote 'origin' is configured: where unmerged work lives is "
+                            "not judged (set branches.remote)"]
+    assert doc["summary"]["lost_work_risk"] == 0
+    rec = next(b for b in doc["branches"] if b["name"] == "feat")
+    assert (rec["state"], rec["containment"], rec["unpushed"]) == ("live", None, None)

@@ -194,6 +194,13 @@ def build_inventory(
                      "as merged")
     if facts.shallow:
         notes.append("shallow clone: verdicts that rest on history below the graft are unknown")
+    # A repository with no such remote (a bare server, a local-only repository): where
+    # unmerged work lives cannot be judged, so nothing is called LOST WORK RISK.
+    remote_configured = bool(table.remote) or run_git(
+        ["config", "--get", f"remote.{remote}.url"], cwd=root, check=False).returncode == 0
+    if not remote_configured:
+        notes.append(f"no remote {remote!r} is configured: where unmerged work lives is not "
+                     "judged (set branches.remote)")
     cache = InventoryCache.load(facts.common_dir if use_cache else None)
 
     branches_cfg = config.branches
@@ -404,7 +411,11 @@ def build_inventory(
                 state = BranchState.DORMANT if stage is not None else BranchState.LIVE
         containment = None
         containing = None
-        if not state.preserved and not unstarted:
+        unpushed = None
+        if walk is not None and subgraph is not None and remote_configured:
+            unpushed = sum(1 for c in walk.unique
+                           if c not in held_by and not subgraph.is_park_commit(c))
+        if not state.preserved and not unstarted and remote_configured:
             holders = held_by.get(tip, [])
             others = [h for h in holders if h != n]
             if others:
@@ -422,6 +433,7 @@ def build_inventory(
         records.append(replace(
             base, state=state, reason=reason, proof=proof, containment=containment,
             containing_ref=containing, stage=stage, ahead=ahead, behind=behind_of.get(tip),
+            unpushed=unpushed,
             lines=lines.get(tip) if proof is None else None,
         ))
     cache.save()

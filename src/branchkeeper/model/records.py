@@ -110,6 +110,8 @@ class BranchRecord:
     worktree: str | None = None
     ahead: int | None = None
     behind: int | None = None
+    #: commits of the branch that no remote-tracking ref holds (what a push would secure)
+    unpushed: int | None = None
     lines: int | None = None
     age_days: float | None = None
     tip_date: int | None = None

@@ -51,6 +51,7 @@ def record_json(r: BranchRecord) -> dict[str, Any]:
         "stage": r.stage.value if r.stage else None,
         "ahead": r.ahead,
         "behind": r.behind,
+        "unpushed": r.unpushed,
         "lines": r.lines,
         "age_days": r.age_days,
         "local_tip": r.local_tip,
@@ -115,8 +116,8 @@ def render_text(inv: Inventory, console: Console, *, show_all: bool = False) -> 
         for r in sorted(risk, key=lambda r: -(r.age_days or 0)):
             line = Text("  ")
             line.append(r.name, style="bold")
-            line.append(f"  {r.ahead if r.ahead is not None else '?'} commit(s) no remote holds,"
-                        f" {_age(r)} old")
+            line.append(f"  {r.unpushed if r.unpushed is not None else '?'} commit(s) no "
+                        f"remote holds, {_age(r)} old")
             if r.worktree:
                 line.append(f", worktree {r.worktree}")
             console.print(line)
