@@ -262,7 +262,8 @@ def test_demo_keep_dir_must_be_empty(tmp_path: Path, capsys: pytest.CaptureFixtu
     assert calls == [(keep.resolve() / "work", False)]
     assert (keep / "origin.git" / "HEAD").is_file()
     assert capsys.readouterr().out == (
-        f"branchkeeper demo: 41 branches left by a team of coding agents, clone at "
+        f"branchkeeper demo: 41 branches left by a team of coding agents (beside main and the "
+        f"release/1.x line), clone at "
         f"{keep.resolve() / 'work'} with its bare remote origin.git beside it, kept in "
         f"{keep.resolve()}; sweeping it:\n")
 

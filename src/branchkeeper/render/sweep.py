@@ -32,6 +32,17 @@ def delete_command(name: str) -> str:
     return f"branchkeeper delete -- {shlex.quote(name)}"
 
 
+def cleanup_command(r: BranchRecord, remote: str) -> str:
+    """The command that deletes a proven branch as things stand: a remote-only branch needs
+    ``--remote``; a branch checked out in a worktree needs that worktree retired first."""
+    if r.local_tip is None:
+        return f"branchkeeper delete --remote -- {shlex.quote(r.name)}"
+    if r.worktree:
+        return (f"branchkeeper worktree retire {shlex.quote(r.worktree)} && "
+                f"{delete_command(r.name)}")
+    return delete_command(r.name)
+
+
 def park_command(name: str) -> str:
     return f"branchkeeper park -- {shlex.quote(name)} --reason '...'"
 
@@ -120,19 +131,23 @@ def render_text(inv: Inventory, console: Console, *, show_all: bool = False) -> 
                         f"remote holds, {_age(r)} old")
             if r.worktree:
                 line.append(f", worktree {r.worktree}")
-            console.print(line)
-            console.print(Text(f"    secure it: {push_command(inv.remote, r.name)}", style="cyan"))
+            console.print(line, soft_wrap=True)
+            console.print(Text(f"    secure it: {push_command(inv.remote, r.name)}", style="cyan"),
+                          soft_wrap=True)
 
     done = [r for r in records if r.state.preserved]
     if done:
-        table = Table(title=f"Merged, not deleted ({len(done)}): cleanup candidates",
-                      title_justify="left", show_edge=False, pad_edge=False, expand=False)
-        for col in ("branch", "proof", "age", "delete with"):
-            table.add_column(col, overflow="fold")
-        for r in done:
-            table.add_row(r.name, r.reason, _age(r), delete_command(r.name))
         console.print()
-        console.print(table)
+        console.print(Text(f"Merged, not deleted ({len(done)}): cleanup candidates",
+                           style="bold"))
+        for r in done:
+            line = Text("  ")
+            line.append(r.name, style="bold")
+            line.append(f"  {r.reason}, {_age(r)} old")
+            console.print(line, soft_wrap=True)
+            # Commands are never wrapped: a folded command is a paste hazard.
+            console.print(Text(f"    {cleanup_command(r, inv.remote)}", style="cyan"),
+                          soft_wrap=True)
 
     dormant = sorted((r for r in records if r.state is BranchState.DORMANT),
                      key=lambda r: (_STAGE_ORDER.get(r.stage, 3) if r.stage else 3,
@@ -190,9 +205,15 @@ def render_text(inv: Inventory, console: Console, *, show_all: bool = False) -> 
     console.print(Text(f"{len(records)} branches: " + (", ".join(parts) or "nothing to report")
                        + f"; LOST WORK RISK: {s['lost_work_risk']}",
                        style="bold red" if s["lost_work_risk"] else "bold"))
-    if done:
-        console.print(Text("clean up every proven branch at once: branchkeeper sweep --clean "
-                           "(add --dry-run to see the plan)", style="cyan"))
+    if any(r.local_tip is not None for r in done):
+        console.print(Text("clean up every proven local branch at once: branchkeeper sweep "
+                           "--clean (add --dry-run to see the plan)", style="cyan"),
+                      soft_wrap=True)
+    remote_only = [r.name for r in done if r.local_tip is None]
+    if remote_only:
+        console.print(Text(f"{len(remote_only)} proven branch(es) exist only on {inv.remote}: "
+                           "delete them with branchkeeper delete --remote -- NAME...",
+                           style="cyan"), soft_wrap=True)
 
 
 def _date(stamp: int) -> str:

@@ -71,7 +71,8 @@ def demo_main(*, keep: Path | None, as_json: bool, sweep: Any) -> int:
         work = build_demo_repository(root)
         where = f"kept in {root}" if keep is not None else "deleted afterwards (--keep DIR keeps it)"
         print(
-            f"branchkeeper demo: {len(DEMO_BRANCHES)} branches left by a team of coding agents, "
+            f"branchkeeper demo: {len(DEMO_BRANCHES)} branches left by a team of coding agents "
+            "(beside main and the release/1.x line), "
             f"clone at {work} with its bare remote origin.git beside it, {where}; sweeping it:",
             file=sys.stderr if as_json else sys.stdout,
             flush=True,
