@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import time
 from pathlib import Path
 
 import pytest
@@ -124,6 +125,7 @@ def test_active_by_file_and_by_reflog(repo: GitRepo, tmp_path: Path,
     (repo.path / ".branchkeeper.yaml").write_text("worktrees:\n  activity_window_hours: 0.0001\n")
     repo.git("add", ".branchkeeper.yaml")
     repo.git("commit", "-q", "-m", "cfg")
+    time.sleep(0.5)  # past the 0.36 s window, however fast the steps above ran
     entry = by_path(reap_json(capsys, repo, "--dry-run"))[str(path)]
     assert entry["disposition"] == "REMOVABLE"  # detached at a commit in origin/main
 

@@ -32,8 +32,9 @@ def stdout_console() -> Console:
     """A console for reports: colour only on a terminal, never wrapped mid-command in pipes."""
     if sys.stdout.isatty():
         return Console(highlight=False)
-    # Piped or captured: wide enough that names and commands are not folded mid-word.
-    return Console(highlight=False, width=160)
+    # Piped or captured (logs, scripts): never cut or fold a value to fit 80 columns; tables
+    # take the width their content needs.
+    return Console(highlight=False, width=1000)
 
 
 def stderr_console() -> Console:

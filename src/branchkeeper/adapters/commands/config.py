@@ -15,13 +15,13 @@ from __future__ import annotations
 import argparse
 import json
 import re
-import sys
 from pathlib import Path
 from typing import Any
 
 import yaml
 from pydantic import BaseModel
 
+from branchkeeper.adapters.common import stdout_console
 from branchkeeper.errors import BranchkeeperError, ExitCode, NotARepositoryError
 from branchkeeper.git.run import run_git
 from branchkeeper.model.config import (
@@ -107,7 +107,6 @@ def run_show(args: argparse.Namespace) -> int:
         }
         print(json.dumps(doc, indent=2))
         return int(ExitCode.OK)
-    from rich.console import Console
     from rich.table import Table
     from rich.text import Text
 
@@ -119,7 +118,7 @@ def run_show(args: argparse.Namespace) -> int:
     for key, value in values.items():
         # Text(), never markup: a glob like "[ab]*" must print as written.
         table.add_row(Text(key), Text(_yaml_value(value)), Text(loaded.sources[key]))
-    Console(file=sys.stdout).print(table)
+    stdout_console().print(table)
     return int(ExitCode.OK)
 
 

@@ -21,6 +21,7 @@ from typing import Any
 from branchkeeper.actions import holds as hold_store
 from branchkeeper.actions.faults import fault
 from branchkeeper.actions.lock import MUTATION_LOCK, repo_lock
+from branchkeeper.adapters.common import stdout_console
 from branchkeeper.analysis.worktree_model import (
     RETIRE_GATES,
     Disposition,
@@ -196,7 +197,6 @@ def run_list(args: argparse.Namespace) -> int:
         json.dump({"worktrees": records}, sys.stdout, indent=2, ensure_ascii=False)
         sys.stdout.write("\n")
         return int(ExitCode.OK)
-    from rich.console import Console
     from rich.table import Table
 
     table = Table(show_header=True, header_style="bold")
@@ -218,7 +218,7 @@ def run_list(args: argparse.Namespace) -> int:
             branch += f" ({bs['state']}{', ' + bs['containment'] if bs['containment'] else ''})"
         table.add_row(_show(r["path"]), _show(branch), dirty, _show(ign), _age(r["age_hours"]),
                       _show(hold), f"{r['disposition']}: {_show(r['reason'])}")
-    Console(soft_wrap=False).print(table)
+    stdout_console().print(table)
     return int(ExitCode.OK)
 
 
