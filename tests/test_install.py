@@ -118,3 +118,25 @@ def test_plugin_layout_matches_install() -> None:
     assert plugin["name"] == "branchkeeper"
     hooks = json.loads((ROOT / "hooks" / "hooks.json").read_text())["hooks"]
     assert hooks == {event: [group] for event, group in desired_groups("branchkeeper").items()}
+
+
+def test_command_path_with_spaces_is_quoted_and_uninstalls(tmp_path: Path) -> None:
+    import json as _json
+    import subprocess as _sp
+    import sys as _sys
+
+    repo = tmp_path / "repo"
+    _sp.run(["git", "init", "-q", str(repo)], check=True)
+    prog = tmp_path / "my tools" / "branchkeeper"
+    prog.parent.mkdir()
+    prog.write_text("#!/bin/sh\nexit 0\n")
+    prog.chmod(0o755)
+    run = [_sys.executable, "-m", "branchkeeper", "-C", str(repo)]
+    assert _sp.run([*run, "install", "--command", str(prog)], capture_output=True).returncode == 0
+    settings = _json.loads((repo / ".claude" / "settings.json").read_text())
+    commands = {h["command"] for groups in settings["hooks"].values() for g in groups
+                for h in g["hooks"]}
+    assert f"'{prog}' hook PreToolUse" in commands
+    assert _sp.run([*run, "uninstall"], capture_output=True).returncode == 0
+    left = _json.loads((repo / ".claude" / "settings.json").read_text())
+    assert left.get("hooks", {}) == {}

@@ -65,7 +65,11 @@ def is_ours(command: Any, event: str) -> bool:
     head = words[:-2]
     if len(head) == 1:
         return os.path.basename(head[0]) == DEFAULT_PROGRAM
-    return len(head) == 3 and head[1:] == ["-m", DEFAULT_PROGRAM]
+    if len(head) == 3 and head[1:] == ["-m", DEFAULT_PROGRAM]:
+        return True
+    # An unquoted path with spaces written by an older install: still ours, so uninstall
+    # can remove it.
+    return os.path.basename(" ".join(head)) == DEFAULT_PROGRAM and "/" in head[0]
 
 
 def hook_command(program: str, event: str) -> str:

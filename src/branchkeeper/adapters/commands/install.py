@@ -14,6 +14,7 @@ else ``<python> -m branchkeeper``), for environments where PATH differs.
 from __future__ import annotations
 
 import argparse
+import os
 import shlex
 import sys
 from pathlib import Path
@@ -26,7 +27,9 @@ SCOPES = ("project", "local", "user")
 
 def _program(value: str) -> str:
     if value != "absolute":
-        return value
+        # A path to an existing program is quoted for the user ("/opt/my tools/branchkeeper");
+        # anything else is taken as the shell-quoted prefix it is documented to be.
+        return shlex.quote(value) if os.path.isfile(value) else value
     script = Path(sys.executable).parent / core.DEFAULT_PROGRAM
     if script.is_file():
         return shlex.quote(str(script))
