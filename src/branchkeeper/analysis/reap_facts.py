@@ -130,8 +130,13 @@ def gather_one(facts: RepoFacts, wt: Worktree, *, worktrees: Sequence[Worktree],
     status = ignored = None
     activity = created = None
     capped = False
+    status_error = None
     if not wt.prunable and wt.path.is_dir() and not wt.bare:
-        status = worktree_status(wt.path, worktrees=worktrees, head_time=head_time)
+        try:
+            status = worktree_status(wt.path, worktrees=worktrees, head_time=head_time)
+        except GitError as exc:  # fail this worktree's gates closed, keep reaping the others
+            status_error = f"could not read its status: {str(exc).splitlines()[0]}"
+    if status is not None:
         ignored = classify_worktree_ignored(status, rules)
         git_dir = worktree_git_dir(wt.path)
         first, last = _reflog_times(git_dir)
@@ -149,7 +154,8 @@ def gather_one(facts: RepoFacts, wt: Worktree, *, worktrees: Sequence[Worktree],
     record = None
     if inventory is not None and wt.branch is not None:
         record = inventory.by_name().get(wt.branch.removeprefix("refs/heads/"))
-    base = RetireInputs(wt, self_path, status, ignored, held_by, remote_ref or local_ref, error)
+    base = RetireInputs(wt, self_path, status, ignored, held_by, remote_ref or local_ref, error,
+                        status_error)
     return ReapInputs(base=base, now=now, activity=activity, activity_capped=capped,
                       created=created, window_hours=window_hours,
                       min_age_hours=settings.min_age_hours, record=record,

@@ -109,7 +109,8 @@ class RetireInputs:
     ``self_path``: the worktree the command runs in (resolved). ``status`` and ``ignored`` are
     ``None`` when the directory is gone. ``held_by``: one line describing an explicit hold, or
     ``None``. ``contained_in``: for a detached HEAD, a ref that contains it (``None``: no ref);
-    ``containment_error``: why that could not be checked.
+    ``containment_error``: why that could not be checked. ``status_error``: why ``git status``
+    failed on a present directory (the clean gate then fails closed).
     """
 
     worktree: Worktree
@@ -119,6 +120,7 @@ class RetireInputs:
     held_by: str | None = None
     contained_in: str | None = None
     containment_error: str | None = None
+    status_error: str | None = None
 
 
 GateFn = Callable[[RetireInputs], Gate | None]
@@ -126,14 +128,19 @@ GateFn = Callable[[RetireInputs], Gate | None]
 
 def _present(i: RetireInputs) -> Gate:
     wt = i.worktree
-    if wt.prunable or i.status is None:
+    if wt.bare:
+        return Gate("present", True, "the bare repository", Disposition.SKIP_PRUNABLE)
+    if wt.prunable or (i.status is None and i.status_error is None):
         why = wt.prunable_reason or "directory missing"
         return Gate("present", False, f"prunable: {why}", Disposition.SKIP_PRUNABLE)
     return Gate("present", True, "directory present", Disposition.SKIP_PRUNABLE)
 
 
 def _not_main(i: RetireInputs) -> Gate:
-    if i.worktree.is_main or i.worktree.bare:
+    if i.worktree.bare:
+        return Gate("not_main", False, "the bare repository itself is never removed",
+                    Disposition.SKIP_SELF)
+    if i.worktree.is_main:
         return Gate("not_main", False, "the main worktree is never removed", Disposition.SKIP_SELF)
     return Gate("not_main", True, "a linked worktree", Disposition.SKIP_SELF)
 
@@ -167,6 +174,8 @@ def _sample(paths: Sequence[str], limit: int = 3) -> str:
 def _clean(i: RetireInputs) -> Gate | None:
     st = i.status
     if st is None:
+        if i.status_error is not None:
+            return Gate("clean", False, i.status_error, Disposition.SKIP_DIRTY)
         return None
     if st.dirty:
         parts = []
@@ -267,14 +276,20 @@ def gather_retire_inputs(root: Path, wt: Worktree, *, worktrees: Sequence[Worktr
     Raises :class:`GitError` when ``git status`` fails on a present directory."""
     status: WorktreeStatus | None = None
     ignored: IgnoredVerdict | None = None
-    if not wt.prunable and wt.path.is_dir():
-        status = worktree_status(wt.path, worktrees=worktrees, head_time=head_time)
-        ignored = classify_worktree_ignored(status, rules)
     contained: str | None = None
     error: str | None = None
+    status_error: str | None = None
+    if not wt.prunable and not wt.bare and wt.path.is_dir():
+        # A failing status (a corrupt checkout, a permission problem) fails this worktree's
+        # gates closed; it never aborts the listing of the others.
+        try:
+            status = worktree_status(wt.path, worktrees=worktrees, head_time=head_time)
+            ignored = classify_worktree_ignored(status, rules)
+        except GitError as exc:
+            status_error = f"could not read its status: {str(exc).splitlines()[0]}"
     if wt.branch is None and wt.head is not None and not wt.bare:
         try:
             contained = ref_containing(root, wt.head)
         except GitError as exc:
             error = str(exc).splitlines()[0]
-    return RetireInputs(wt, self_path, status, ignored, held_by, contained, error)
+    return RetireInputs(wt, self_path, status, ignored, held_by, contained, error, status_error)
