@@ -106,7 +106,7 @@ def test_stop_merged_not_deleted_yield_and_off(remote_and_clone: tuple[GitRepo, 
     work.switch("main")
     work.merge("done")
     stop = run_hook("Stop", _p(work, stop_hook_active=False))
-    reason = ("branchkeeper: do not stop yet; finish the work on these branches first (section 6 "
+    reason = ("branchkeeper: do not stop yet; finish the work on these branches first (the "
               "Stop guard):\n- done: merged into main but not deleted (still locally, on origin); "
               "delete it\n    branchkeeper delete -- done\n    git push origin --delete done\n\n"
               + BRANCH_LIMIT_PRINCIPLE)

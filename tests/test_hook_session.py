@@ -119,7 +119,7 @@ def test_scripted_session(remote_and_clone: tuple[GitRepo, GitRepo]) -> None:
     stop = agent.stop()
     assert (stop.returncode, stop.stderr) == (0, b"")
     assert stop.stdout == _block(
-        "branchkeeper: do not stop yet; finish the work on these branches first (section 6 "
+        "branchkeeper: do not stop yet; finish the work on these branches first (the "
         "Stop guard):\n"
         f"- bravo: commits no remote holds (tip {tips[2][:SHORT]}: not on any origin branch nor "
         "in main); push them\n    git push -u origin bravo\n"
@@ -143,7 +143,7 @@ def test_subagent_stop(remote_and_clone: tuple[GitRepo, GitRepo]) -> None:
     _quiet(sub.bash("echo x > s.txt && git add s.txt && git commit -q -m s"))
     tip = work.rev("sub-work")
     expected = _block(
-        "branchkeeper: do not stop yet; finish the work on these branches first (section 6 "
+        "branchkeeper: do not stop yet; finish the work on these branches first (the "
         "Stop guard):\n"
         f"- sub-work: commits no remote holds (tip {tip[:SHORT]}: not on any origin branch nor in "
         "main); push them\n    git push -u origin sub-work\n\n" + BRANCH_LIMIT_PRINCIPLE)

@@ -74,7 +74,7 @@ class StopJudgement:
         if not self.findings:
             return ""
         head = ("branchkeeper: do not stop yet; finish the work on these branches first "
-                "(section 6 Stop guard):" if blocking else
+                "(the Stop guard):" if blocking else
                 "branchkeeper: before you stop, these branches still need work:")
         lines = [head]
         for f in self.findings:

@@ -20,7 +20,10 @@ _STAGE_ORDER = {"block": 0, "noisy": 1, "advisory": 2}
 
 
 def _age(row: SummaryRow) -> str:
-    return "age unknown" if row.age_days is None else f"{row.age_days:.0f} days idle"
+    if row.age_days is None:
+        return "age unknown"
+    days = round(row.age_days)
+    return f"{days} day{'' if days == 1 else 's'} idle"
 
 
 def _where(row: SummaryRow) -> str:
