@@ -11,7 +11,11 @@ Layout under the world directory W:
   atcap/                     cap 5 reached: merged-a, merged-b, dormant-x (20 days, nowhere),
                              live-y, live-z; a last sweep written by build_inventory
   dormant/                   old-work idle 40 days (block stage); a last sweep
-  atcap-warn/ atcap-off/ dormant-warn/ under-fr-off/ under-evac-warn/   copies with one mode changed
+  atcap-warn/ atcap-off/ dormant-warn/   copies with one mode changed
+  under/ also: feat/unpushed (a tip no other ref contains), feat/pushed (origin/feat/pushed
+                             contains it); both made after the other clones
+  stashed/                   a stash entry, README.md modified, todo.txt untracked;
+                             stashed-off/ the same with branches.force_removal.mode: off
 """
 
 from __future__ import annotations
@@ -129,6 +133,23 @@ def build(w: Path) -> Path:
     _copy(a.path, w / "atcap-warn", ATCAP_CFG + "    mode: warn\n")
     _copy(a.path, w / "atcap-off", ATCAP_CFG + "    mode: 'off'\n")
     _copy(d.path, w / "dormant-warn", BASE_CFG + "  wip:\n    cap: 20\n  dormancy:\n    mode: warn\n")
+    # overwrite routes (made after the clones above, so their counts do not change)
+    (u.path / ".branchkeeper.yaml").unlink()  # `commit` stages everything
+    u.switch("feat/unpushed", create=True, start="main")
+    u.commit("unpushed work", files={"unpushed.txt": "u\n"}, days_ago=1.2)
+    u.switch("feat/pushed", create=True, start="main")
+    u.commit("pushed work", files={"pushed.txt": "p\n"}, days_ago=1.2)
+    u.git("push", "-q", "origin", "feat/pushed")
+    u.switch("main")
+    set_config(u.path, BASE_CFG + "  wip:\n    cap: 20\n")
+    # discard routes: a stash entry, a modified tracked file, an untracked file
+    s = GitRepo.clone(bare.path, w / "stashed")
+    (s.path / "README.md").write_text("stashed change\n")
+    s.git("stash", "push", "-q", "-m", "wip")
+    (s.path / "README.md").write_text("dirty change\n")
+    (s.path / "todo.txt").write_text("untracked\n")
+    set_config(s.path, BASE_CFG)
+    _copy(s.path, w / "stashed-off", BASE_CFG + "  force_removal:\n    mode: 'off'\n")
     return w
 
 

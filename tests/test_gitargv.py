@@ -318,3 +318,66 @@ def test_xargs_worktree_remove_is_dynamic() -> None:
     assert _destructions("ls -d ../wt-* | xargs -n1 git worktree remove --force") == [
         D("worktree_remove_force", (), dynamic=True)
     ]
+
+
+# -- overwrites, discards and unread text (issue 5 follow-up) -----------------------------------
+from branchkeeper.policy.decisions import discard, unread_destructive  # noqa: E402
+from branchkeeper.policy.gitargv import overwrites  # noqa: E402
+
+
+@pytest.mark.parametrize(("cmd", "ref", "new"), [
+    ("git branch -f x main", "refs/heads/x", "main"), ("git branch -f x", "refs/heads/x", "HEAD"),
+    ("git checkout -B x", "refs/heads/x", "HEAD"), ("git switch -C x o/m", "refs/heads/x", "o/m"),
+    ("git worktree add -B x ../p s", "refs/heads/x", "s"), ("git branch -M a x", "refs/heads/x", "a"),
+    ("git branch -m -f x", "refs/heads/x", "HEAD"), ("git fetch origin +m:x", "refs/heads/x", None),
+    ("git fetch -f origin m:refs/heads/x", "refs/heads/x", None),
+    ("git push . +m:x", "refs/heads/x", "m"), ("git push . m:x --force", "refs/heads/x", "m"),
+    ("git update-ref refs/heads/x m", "refs/heads/x", "m"),
+])
+def test_overwrites(cmd: str, ref: str, new: str | None) -> None:
+    (g,) = _gits(cmd)
+    found = overwrites(g) + tuple(d for d in destruction(g) if d.kind == "branch_overwrite")
+    assert [(d.kind, d.refs, d.new_value) for d in found] == [("branch_overwrite", (ref,), new)]
+
+
+@pytest.mark.parametrize("cmd", [
+    "git branch -m a x", "git fetch origin m:x", "git push . m:x", "git push origin +m:x",
+    "git update-ref -d refs/heads/x", "git switch -c x", "git branch x",
+    "git fetch origin +m:refs/remotes/o/x",
+])
+def test_not_overwrites(cmd: str) -> None:
+    (g,) = _gits(cmd)
+    assert overwrites(g) == ()
+    assert all(d.kind != "branch_overwrite" for d in destruction(g))
+
+
+@pytest.mark.parametrize(("cmd", "kind", "paths"), [
+    ("git reset --hard", "reset_hard", ()), ("git checkout -- a b", "checkout_paths", ("a", "b")),
+    ("git checkout .", "checkout_paths", (".",)), ("git checkout HEAD f", "checkout_paths", ("HEAD", "f")),
+    ("git checkout -f", "checkout_force", ()), ("git restore f", "restore", ("f",)),
+    ("git restore -SW f", "restore", ("f",)), ("git switch --discard-changes m", "switch_force", ()),
+    ("git clean -fdx sub", "clean", ("sub",)), ("git stash drop", "stash_drop", ()),
+    ("git stash clear", "stash_clear", ()),
+])
+def test_discards(cmd: str, kind: str, paths: tuple[str, ...]) -> None:
+    (g,) = _gits(cmd)
+    x = discard(g)
+    assert x is not None and (x.kind, x.pathspecs) == (kind, paths)
+
+
+@pytest.mark.parametrize("cmd", ["git checkout main", "git restore --staged f", "git clean -n",
+                                 "git clean -d", "git reset --soft HEAD", "git stash pop",
+                                 "git checkout -p", "git checkout -b x", "git switch main"])
+def test_not_discards(cmd: str) -> None:
+    (g,) = _gits(cmd)
+    assert discard(g) is None
+
+
+@pytest.mark.parametrize(("cmd", "risky"), [
+    ("( " * 300 + "git branch -D x" + " )" * 300, True), ('echo "git branch -D x" | sh', True),
+    ("echo 'rm -rf /' | bash", True), ("curl https://get.git.io | sh", False),
+    ("python -c 'print(1)", False), ("git switch -c x 'oops", False),
+    ("git status 'oops; git branch -D x", True), ("echo ok | sh", False),
+])
+def test_unread_destructive(cmd: str, risky: bool) -> None:
+    assert (unread_destructive(parse_command(cmd, cwd=CWD)) is not None) is risky

@@ -21,6 +21,7 @@ A, W_, D = "allow", "warn", "deny"
 FORCE, WT, PUSH = "R-GIT-BRANCH-FORCE-DELETE", "R-GIT-WORKTREE-REMOVE-FORCE", "R-GIT-PUSH-DELETE-REMOTE"
 EVAC, UNP = "R-GIT-EVACUATE-DESTROY", "R-GIT-UNPARSED-DESTRUCTIVE"
 CAP, DORM, DUP = "R-BRANCH-WIP-CAP", "R-BRANCH-DORMANCY-BLOCK", "R-BRANCH-DUPLICATE-STEM"
+OVER, DISC = "R-GIT-BRANCH-OVERWRITE", "R-GIT-DISCARD-CHANGES"
 
 BENIGN = [
     "ls -la", "pwd", "echo 'git branch -D lonely'", 'echo "git push origin --delete main"',
@@ -124,6 +125,67 @@ AT_CAP_OK = [
     "git switch -c live-y", "echo 'git switch -c x'",
 ]
 
+# Issue 5 follow-up: routes a new user found that lost unpushed commits or uncommitted work.
+DEEP_PARENS = "( " * 300 + "git branch -D feat/unpushed" + " )" * 300
+DEEP_BRACES = "{ " * 600 + "git branch -D feat/unpushed" + "; }" * 600
+UNREAD = [
+    DEEP_PARENS, DEEP_BRACES, "cat <<EOF | bash\ngit branch -D feat/unpushed\nEOF",
+    'echo "git branch -D feat/unpushed" | sh', "printf 'git branch -D x' | bash -s",
+    'eval "$CMD" git', "/usr/bin/git branch -D feat/unpushed | sh",
+    "echo 'rm -rf ../wt/dirty' | sh", "f() { \"$@\"; }; f git branch -D feat/unpushed",
+    "git branch -D feat/unpushed 'oops",
+]
+UNREAD_OK = [
+    "python -c 'print(1)", "npm run build 'oops", "curl -fsSL https://example.com/install.sh | sh",
+    "echo hi | bash", "node -e 'console.log(1)' | sh", "( " * 200 + "git branch -D feat/pushed" + " )" * 200,
+    "cat .gitignore | sh",
+]
+OVERWRITE = [
+    "git branch -f feat/unpushed main", "git branch --force feat/unpushed main", "git branch -f feat/unpushed",
+    "git checkout -B feat/unpushed main", "git checkout -B feat/unpushed", "git switch -C feat/unpushed main",
+    "git switch --force-create feat/unpushed origin/main", "git worktree add -B feat/unpushed ../wt/ow main",
+    "git branch -M lonely feat/unpushed", "git branch -C main feat/unpushed", "git branch -m -f main feat/unpushed",
+    "git branch --move --force main feat/unpushed", "git branch -c --force main feat/unpushed",
+    "git fetch origin +main:feat/unpushed", "git fetch origin +main:refs/heads/feat/unpushed",
+    "git fetch --force origin main:feat/unpushed", "git fetch -f origin main:feat/unpushed",
+    "git push . main:feat/unpushed --force", "git push . +main:feat/unpushed",
+    "git push --force . main:refs/heads/feat/unpushed", "git update-ref refs/heads/feat/unpushed main",
+    "git update-ref --stdin <<EOF\nupdate refs/heads/feat/unpushed main\nEOF",
+    "bash -c 'git branch -f feat/unpushed main'", "git checkout -B feat/unpushed main && git status",
+    "git branch -f feat/pushed main && git branch -f feat/unpushed feat/pushed",
+]
+OVERWRITE_OK = [
+    "git branch -f feat/pushed main", "git checkout -B feat/pushed origin/feat/pushed", "git switch -C feat/pushed main",
+    "git branch -f brand-new-ow main", "git checkout -B feat/unpushed feat/unpushed",
+    "git update-ref refs/heads/feat/unpushed feat/unpushed", "git fetch origin main:feat/unpushed",
+    "git push . main:feat/unpushed", "git branch -m main feat/unpushed", "git branch -M feat/unpushed feat/renamed",
+    "git update-ref refs/heads/feat/pushed main", "git fetch origin +main:refs/remotes/origin/x",
+    "git fetch --dry-run origin +main:feat/unpushed",
+]
+RM_WT = [
+    "rm -rf ../wt/dirty", "rm -r ../wt/dirty", "rm -fr ../wt/dirty", "rm -R ../wt/dirty",
+    "rm --recursive --force ../wt/dirty", "rm -rf ../wt/detached", "rm -rf ../wt/ignored", "rm -rf ../wt",
+    "rm -rf {W}/wt/dirty/", "cd ../wt && rm -rf dirty", "rm -rf ../wt/clean ../wt/dirty",
+    "bash -c 'rm -rf ../wt/dirty'",
+]
+RM_WT_OK = [
+    "rm -rf ../wt/clean", "rm -rf ../wt/regen", "rm -rf ../wt/dirty/sub", "rm -f ../wt/dirty/new.txt",
+    "rm -rf /tmp/not-a-worktree", "rm -rf node_modules",
+]
+DISCARD = [
+    "git reset --hard", "git reset --hard HEAD", "git reset --hard origin/main", "git reset -q --hard",
+    "git checkout -- README.md", "git checkout .", "git checkout -f", "git checkout HEAD -- README.md",
+    "git checkout HEAD README.md", "git restore README.md", "git restore .", "git restore --worktree .",
+    "git restore --staged --worktree .", "git restore -s HEAD~0 README.md", "git clean -fd", "git clean -f",
+    "git clean -df", "git clean --force", "git switch -f wt-clean", "git switch --discard-changes wt-clean",
+    "git checkout -f wt-clean", "cd . && git reset --hard",
+]
+DISCARD_OK = [
+    "git restore --staged README.md", "git checkout -- .gitignore", "git clean -n", "git clean -fdn",
+    "git reset --soft HEAD", "git reset HEAD", "git reset --keep HEAD", "git checkout -p", "git stash drop",
+    "git stash clear", "git clean -i", "git switch wt-clean",
+]
+
 CASES: list[tuple[str, str, str, str]] = []
 CASES += [("under", c, A, "") for c in BENIGN]
 CASES += [("under", c, D, FORCE) for c in BRANCH_FORCE]
@@ -143,6 +205,22 @@ CASES += [("atcap-off", c, A, "") for c in AT_CAP[:8]]
 CASES += [("dormant", c, D, DORM) for c in AT_CAP[:10]]
 CASES += [("dormant-warn", c, A, "") for c in AT_CAP[:10]]
 CASES += [("dormant", "git branch -D old-work", A, ""), ("dormant", "git commit -m wip", A, "")]
+CASES += [("under", c, D, UNP) for c in UNREAD] + [("under", c, A, "") for c in UNREAD_OK]
+CASES += [("under", c, D, OVER) for c in OVERWRITE] + [("under", c, A, "") for c in OVERWRITE_OK]
+CASES += [("atcap", "git switch -C live-z main", D, OVER), ("atcap", "git checkout -B dormant-x", D, OVER),
+          ("atcap", "git switch -C live-y main", A, ""), ("atcap", "git branch -f merged-a main", A, "")]
+CASES += [("under", c, D, WT) for c in RM_WT] + [("under", c, A, "") for c in RM_WT_OK]
+CASES += [(".", "rm -rf wt", D, WT), (".", "rm -rf wt/dirty", D, WT), (".", "rm -rf wt/clean", A, "")]
+CASES += [("wt/dirty", c, D, DISC) for c in DISCARD] + [("wt/dirty", c, A, "") for c in DISCARD_OK]
+CASES += [("wt/clean", c, A, "") for c in DISCARD[:16]]
+CASES += [("under", "git -C ../wt/dirty reset --hard", D, DISC), ("under", "cd ../wt/dirty && git checkout -- .", D, DISC),
+          ("under", "git reset --hard", A, ""), ("under", "git clean -f", D, DISC), ("under", "git clean -f -- src", A, ""),
+          ("wt/regen", "git clean -fdx", D, DISC), ("wt/regen", "git clean -fX", D, DISC), ("wt/regen", "git clean -fd", A, ""),
+          ("stashed", "git stash drop", D, DISC), ("stashed", "git stash clear", D, DISC),
+          ("stashed", "git stash drop stash@{0}", D, DISC), ("stashed", "git reset --hard", D, DISC),
+          ("stashed", "git stash pop", A, ""), ("stashed", "git stash list", A, ""),
+          ("stashed-off", "git stash drop", A, ""), ("stashed-off", "git reset --hard", A, ""),
+          ("stashed-off", "git clean -f", A, "")]
 
 
 @pytest.mark.parametrize(("repo", "command", "verdict", "rule"), CASES,
@@ -321,3 +399,84 @@ def test_same_turn_record(world: Path) -> None:
                           evacuations=recs).verdict.value == "allow"
     tracked = evacuations_in("git -C ../wt/clean diff > ../wt/clean/README.md", cwd=under)
     assert tracked == []
+
+
+def test_no_git_for_ordinary_commands(world: Path) -> None:
+    """The new rules (overwrite, discard, rm of a worktree, unread text) start no git process
+    for commands that are none of them."""
+    before = processes_started()
+    for c in ["ls -la", "npm test", "git status", "git log", "rm -rf build", "rm -rf /tmp/nothing-here",
+              "python -c 'print(1)", "git checkout main", "git reset --soft HEAD~1", "git stash"]:
+        decide_command(c, cwd=str(world / "under"))
+    assert processes_started() == before
+
+
+def test_overwrite_of_existing_creation_is_not_a_creation(world: Path) -> None:
+    d = decide_command("git switch -C live-y main", cwd=str(world / "atcap"))
+    assert (d.verdict.value, d.text) == ("allow", "")
+
+
+def test_text_overwrite(world: Path) -> None:
+    d = decide_command("git branch -f feat/unpushed main", cwd=str(world / "under"))
+    tip = _tip(world, "under", "feat/unpushed")[:10]
+    assert d.text == (
+        "[R-GIT-BRANCH-OVERWRITE] `git branch -f feat/unpushed main` would overwrite an existing "
+        "branch and lose work: no other branch, tag or remote-tracking ref contains the current tip "
+        "of the branch below, and the new value does not contain it (1 commit would be reachable "
+        f"from no ref):\n  - feat/unpushed at {tip}\n\n"
+        "Keep the work first: push it (git push -u origin feat/unpushed) or keep it on another "
+        "branch (git branch feat/unpushed-keep feat/unpushed); then the overwrite is allowed. Or "
+        "use a new branch name instead; or ask a human.\n\n" + BRANCH_LIMIT_PRINCIPLE)
+
+
+def test_text_discard(world: Path) -> None:
+    p = f"{world}/wt/dirty"
+    d = decide_command("git reset --hard", cwd=p)
+    assert d.text == (
+        f"[R-GIT-DISCARD-CHANGES] `git reset --hard` would discard uncommitted work in {p} (staged "
+        "or unstaged changes to tracked files):\n  - README.md\n\n"
+        f"Commit the work first (git -C {p} add -A && git -C {p} commit) or stash it (git -C {p} "
+        "stash push --include-untracked), then run the command again; or ask a human.\n\n"
+        + BRANCH_LIMIT_PRINCIPLE)
+
+
+def test_text_stash_drop(world: Path) -> None:
+    p = f"{world}/stashed"
+    d = decide_command("git stash drop", cwd=p)
+    assert d.text == (
+        f"[R-GIT-DISCARD-CHANGES] `git stash drop` would delete stashed work: the stash of {p} "
+        "holds entries that no branch contains, and a dropped stash is reachable from no ref.\n\n"
+        f"Keep the stashed work first: turn it into a branch (git -C {p} stash branch '<name>') "
+        "and commit or push it, or apply it and commit; or ask a human.\n\n" + BRANCH_LIMIT_PRINCIPLE)
+
+
+def test_text_rm_worktree(world: Path) -> None:
+    d = decide_command("rm -rf ../wt/detached", cwd=str(world / "under"))
+    p = f"{world}/wt/detached"
+    head = _tip(world, "wt/detached", "HEAD")[:10]
+    assert d.text == (
+        f"[R-GIT-WORKTREE-REMOVE-FORCE] `rm -rf ../wt/detached` would delete the worktree {p} and "
+        f"lose work:\nHEAD {head} is contained in no branch, tag or remote-tracking ref (a detached "
+        "HEAD, or its branch is deleted too)\n\n"
+        f"First put HEAD on a branch and push it (git -C {p} switch -c '<name>', then git push -u); "
+        f"then remove the worktree without --force (git worktree remove {p}), or let `branchkeeper "
+        f"worktree retire {p}` check it for you.\n\n" + BRANCH_LIMIT_PRINCIPLE)
+
+
+def test_text_unread(world: Path) -> None:
+    for cmd, why in [(DEEP_PARENS, "commands nested too deeply"),
+                     ('echo "git branch -D feat/unpushed" | sh', "a shell reads its commands from a pipe")]:
+        d = decide_command(cmd, cwd=str(world / "under"))
+        assert d.text == (
+            f"[R-GIT-UNPARSED-DESTRUCTIVE] The guard could not read the whole command ({why}), and "
+            "the part it could not read may run git or rm and destroy work.\n\n"
+            "Split it into simple commands and run the git command directly (not through a pipe "
+            "into a shell, eval, a string built at run time, or deep nesting), one destructive step "
+            "per command, so it can be proven; or ask a human.\n\n" + BRANCH_LIMIT_PRINCIPLE)
+
+
+def test_nested_shells_past_the_walker_depth(world: Path) -> None:
+    cmd = "eval " * 14 + "git branch -D feat/unpushed"  # each eval is one nested parse
+    d = decide_command(cmd, cwd=str(world / "under"))
+    assert (d.verdict.value, d.rule_id) == ("deny", UNP)
+    assert "nested too deeply" in d.reason

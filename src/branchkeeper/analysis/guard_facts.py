@@ -299,6 +299,57 @@ def tracked_paths(root: str, paths: Sequence[str]) -> frozenset[str]:
     return frozenset(p for p, r in rels.items() if r in listed)
 
 
+def linked_worktree_paths(repo: Repo) -> list[str]:
+    """The linked (non-main) worktrees of ``repo`` as absolute real paths, read from
+    ``<common>/worktrees/*/gitdir`` on the filesystem (no git process), so a recursive ``rm``
+    that touches none of them costs nothing. Unreadable entries are skipped."""
+    out: list[str] = []
+    try:
+        entries = list((Path(repo.common_dir) / "worktrees").iterdir())
+    except OSError:
+        return out
+    for entry in entries:
+        try:
+            text = (entry / "gitdir").read_text("utf-8", "surrogateescape").strip()
+        except OSError:
+            continue
+        if text:
+            out.append(os.path.realpath(posixpath.dirname(text)))
+    return out
+
+
+def discardable(cwd: str, pathspecs: Sequence[str], *, tracked: bool, untracked: bool,
+                ignored: bool, git_dir: str | None = None,
+                work_tree: str | None = None) -> tuple[str, ...]:
+    """What a discarding command run in ``cwd`` would throw away: ONE bounded
+    ``status --porcelain -z`` limited to ``pathspecs`` (relative to ``cwd``; empty = the whole
+    worktree). ``tracked``: staged or unstaged changes to tracked files; ``untracked``: files
+    git does not track; ``ignored``: ignored files. Returns the paths (relative to the work
+    tree root). Raises GitError, or ParseError (a ValueError) on malformed output."""
+    from branchkeeper.analysis.worktree_status import parse_status_z
+
+    pre = [*([f"--git-dir={git_dir}"] if git_dir else []),
+           *([f"--work-tree={work_tree}"] if work_tree else [])]
+    args = [*pre, "-c", "core.quotePath=false", "status", "--porcelain=v1", "-z", "--no-renames",
+            "--untracked-files=" + ("all" if untracked or ignored else "no")]
+    if ignored:
+        args.append("--ignored=matching")
+    out = run_git([*args, "--", *pathspecs], cwd=cwd, timeout=GUARD_TIMEOUT_S).stdout
+    t, u, i = parse_status_z(out)
+    return tuple([*(t if tracked else []), *(u if untracked else []), *(i if ignored else [])])
+
+
+def is_ancestor(cwd: str, commit: str, rev: str) -> bool:
+    """True when ``commit`` is an ancestor of (or equal to) ``rev`` as resolved in ``cwd``: one
+    bounded ``merge-base --is-ancestor``. A ``rev`` git cannot resolve is False (not proven).
+    Raises GitError on a timeout."""
+    if commit.startswith("-") or rev.startswith("-"):
+        return False
+    res = run_git(["merge-base", "--is-ancestor", commit, rev], cwd=cwd,
+                  timeout=GUARD_TIMEOUT_S, check=False)
+    return res.returncode == 0
+
+
 def now() -> float:
     """Unix seconds (one place, so tests and the bench read the same clock)."""
     return time.time()

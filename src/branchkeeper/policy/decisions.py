@@ -13,13 +13,17 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+from branchkeeper.policy import gitopts
 from branchkeeper.policy.gitargv import (
+    _CHECKOUT,
+    _SWITCH,
     Creation,
     Destruction,
     Evacuation,
     creation,
     destruction,
     evacuation,
+    overwrites,
 )
 from branchkeeper.policy.shell import git_invocations, rm_recursive_targets
 from branchkeeper.policy.shellmodel import GitInvocation, Invocation, ParsedCommand
@@ -27,6 +31,23 @@ from branchkeeper.policy.shellmodel import GitInvocation, Invocation, ParsedComm
 #: Destruction kinds that section 13 pairs with an evacuation.
 PAIRED_KINDS = frozenset({"branch_force_delete", "branch_delete", "update_ref_delete",
                           "worktree_remove", "worktree_remove_force"})
+
+
+@dataclass(frozen=True, slots=True)
+class Discard:
+    """A git command that throws away uncommitted work in one worktree (``R-GIT-DISCARD-CHANGES``).
+
+    ``kind``: ``reset_hard``, ``checkout_force``, ``checkout_paths``, ``restore``,
+    ``switch_force``, ``clean``, ``stash_drop``, ``stash_clear``. ``pathspecs`` limit what is
+    discarded (relative to the invocation's cwd; () = the whole worktree). For ``clean``:
+    ``untracked`` and ``ignored`` say which files it deletes. ``dynamic``: some word is unknown.
+    """
+
+    kind: str
+    pathspecs: tuple[str, ...]
+    untracked: bool
+    ignored: bool
+    dynamic: bool
 
 
 @dataclass(frozen=True, slots=True)
@@ -39,11 +60,13 @@ class Plan:
     destructions: tuple[tuple[Destruction, GitInvocation], ...]
     evacuations: tuple[tuple[Evacuation, GitInvocation], ...]
     rm_targets: tuple[tuple[str, Invocation], ...]
+    discards: tuple[tuple[Discard, GitInvocation], ...] = ()
 
     @property
     def empty(self) -> bool:
-        """True when there is nothing to judge (no git process is then needed)."""
-        return not (self.creations or self.destructions or self.evacuations)
+        """True when there is nothing to judge with git (``rm`` targets are first checked on
+        the filesystem alone)."""
+        return not (self.creations or self.destructions or self.evacuations or self.discards)
 
 
 def plan_command(parsed: ParsedCommand) -> Plan:
@@ -52,23 +75,31 @@ def plan_command(parsed: ParsedCommand) -> Plan:
     creations: list[tuple[Creation, GitInvocation]] = []
     destructions: list[tuple[Destruction, GitInvocation]] = []
     evacuations: list[tuple[Evacuation, GitInvocation]] = []
+    discards: list[tuple[Discard, GitInvocation]] = []
     for g in git_invocations(parsed):
         c = creation(g)
         if c is not None:
             creations.append((c, g))
         destructions.extend((d, g) for d in destruction(g))
+        destructions.extend((d, g) for d in overwrites(g))
         e = evacuation(g)
         if e is not None:
             evacuations.append((e, g))
+        x = discard(g)
+        if x is not None:
+            discards.append((x, g))
     rms = tuple((t, inv) for inv in parsed.invocations for t in rm_recursive_targets(inv))
-    return Plan(parsed, tuple(creations), tuple(destructions), tuple(evacuations), rms)
+    return Plan(parsed, tuple(creations), tuple(destructions), tuple(evacuations), rms,
+                tuple(discards))
 
 
 def deleted_refs(destructions: Iterable[Destruction]) -> tuple[str, ...]:
-    """Full names of every local ref the destructions delete (branch deletes, update-ref)."""
+    """Full names of every local ref the destructions delete or overwrite (branch deletes,
+    update-ref, forced moves)."""
     out: list[str] = []
     for d in destructions:
-        if d.kind in ("branch_force_delete", "branch_delete", "update_ref_delete"):
+        if d.kind in ("branch_force_delete", "branch_delete", "update_ref_delete",
+                      "branch_overwrite"):
             out.extend(d.refs)
     return tuple(dict.fromkeys(out))
 
@@ -104,3 +135,100 @@ def describe(g: GitInvocation | Invocation) -> str:
     argv = g.invocation.argv if isinstance(g, GitInvocation) else g.argv
     text = (src or " ".join(argv)).strip()
     return text if len(text) <= 200 else text[:197] + "..."
+
+
+_RESET = gitopts.spec(
+    "q|quiet |refresh |soft |mixed N |hard |merge |keep |recurse-submodules? p|patch "
+    "|pathspec-from-file= |pathspec-file-nul |intent-to-add"
+)
+_RESTORE = gitopts.spec(
+    "s|source= p|patch W|worktree S|staged q|quiet |progress |ours |theirs m|merge |conflict= "
+    "|ignore-unmerged |ignore-skip-worktree-bits |recurse-submodules? |overlay "
+    "|pathspec-from-file= |pathspec-file-nul"
+)
+_CLEAN = gitopts.spec("d f|force i|interactive n|dry-run q|quiet e|exclude= x X")
+_PATHLIKE = (".", "./", "../", ":")
+
+
+def discard(g: GitInvocation) -> Discard | None:
+    """The uncommitted work this invocation would throw away, or None (issue 5 section 2):
+    ``reset --hard``, ``checkout -f`` / ``checkout [<tree-ish>] [--] <paths>``, ``restore``
+    (unless ``--staged`` alone), ``switch -f/--discard-changes``, ``clean -f`` and
+    ``stash drop/clear``. Interactive forms (``-p``, ``clean -i``) and dry runs are None."""
+    sub, args, dyn = g.subcommand, g.args, g.args_dynamic
+    if sub == "reset":
+        p = gitopts.parse(args, dyn, _RESET)
+        return Discard("reset_hard", (), False, False, g.dynamic) if p.has("hard") else None
+    if sub == "switch":
+        p = gitopts.parse(args, dyn, _SWITCH)
+        if p.has("force", "discard-changes"):
+            return Discard("switch_force", (), False, False, g.dynamic)
+        return None
+    if sub == "checkout":
+        p = gitopts.parse(args, dyn, _CHECKOUT)
+        if p.has("patch"):
+            return None
+        if p.has("force"):
+            return Discard("checkout_force", (), False, False, g.dynamic)
+        if p.values("b", "B", "orphan"):
+            return None
+        ops = tuple(t for t, _ in p.operands)
+        paths: tuple[str, ...]
+        if p.after_dashdash is not None:
+            paths = ops[p.after_dashdash:]
+        elif len(ops) >= 2 or (ops and ops[0].startswith(_PATHLIKE)):
+            paths = ops  # `checkout <tree-ish> <paths>` or a path-looking operand
+        else:
+            paths = ()
+        if not paths and not p.values("pathspec-from-file"):
+            return None
+        return Discard("checkout_paths", paths, False, False, g.dynamic)
+    if sub == "restore":
+        p = gitopts.parse(args, dyn, _RESTORE)
+        if p.has("patch") or (p.has("staged") and not p.has("worktree")):
+            return None
+        ops = tuple(t for t, _ in p.operands)
+        if not ops and not p.values("pathspec-from-file"):
+            return None
+        return Discard("restore", ops, False, False, g.dynamic)
+    if sub == "clean":
+        p = gitopts.parse(args, dyn, _CLEAN)
+        if p.has("dry-run", "interactive") or not p.has("force"):
+            return None
+        ops = tuple(t for t, _ in p.operands)
+        return Discard("clean", ops, not p.count("X"), p.count("x", "X") > 0, g.dynamic)
+    if sub == "stash" and args[:1] in (("drop",), ("clear",)):
+        return Discard(f"stash_{args[0]}", (), False, False, g.dynamic)
+    return None
+
+
+#: A word that runs git or rm, in text the parser could not read (`/usr/bin/git` counts; `.git`,
+#: `github`, `git-lfs`, `npm` do not).
+_RISKY_WORD = re.compile(r"(?<![\w.-])(?:git|rm)(?![\w-])")
+_SYNTAX = ("syntax the parser cannot read", "defines shell function")
+
+
+def unread_destructive(parsed: ParsedCommand) -> str | None:
+    """Why ``parsed`` may run a destructive git route (or ``rm``) the parser did not read, or
+    None (issue 5 section 3, "a command the parser cannot read in full").
+
+    A parse that was cut (nesting depth, size, a parser failure) or that hands text to
+    something the guard cannot follow (a shell reading a pipe, ``eval`` or ``bash -c`` of an
+    unknown string, ``source``, a command name from an expansion) counts when the raw text
+    names ``git`` or ``rm`` as a word anywhere. A plain syntax error counts when such a word
+    lies outside every command that was read. Text that never names them (an unparsable
+    ``npm``/``python`` one-liner) is None, so it stays allowed. Pure; no git process."""
+    if not parsed.unparsed:
+        return None
+    reasons = [r for r in parsed.unparsed_reason.split("; ") if r]
+    opaque = [r for r in reasons if not r.startswith(_SYNTAX)]
+    if opaque and _RISKY_WORD.search(parsed.text):
+        return "; ".join(opaque)
+    if len(opaque) < len(reasons):
+        leftover = parsed.text
+        for inv in parsed.invocations:
+            if inv.source:
+                leftover = leftover.replace(inv.source, " ", 1)
+        if _RISKY_WORD.search(leftover):
+            return "; ".join(r for r in reasons if r.startswith(_SYNTAX))
+    return None

@@ -87,11 +87,14 @@ class Destruction:
     """A command that would delete a branch, a remote branch or a worktree (sections 7, 11).
 
     `kind`: `branch_force_delete`, `branch_delete`, `update_ref_delete`, `worktree_remove`,
-    `worktree_remove_force`, `push_delete`, `push_mirror`, `push_prune`. `targets` are branch
-    names (without `refs/heads/`; other refs keep their full name; remote-tracking deletes give
-    `origin/x`) or absolute worktree paths (raw text when unresolvable); `refs` the full ref
-    names for branch kinds; `remote` the remote for push kinds. `dynamic` means some target,
-    the remote or the repository could not be known.
+    `worktree_remove_force`, `push_delete`, `push_mirror`, `push_prune`, `branch_overwrite`
+    (a branch moved or replaced: `branch -f`, `checkout -B`, `switch -C`, `worktree add -B`,
+    `branch -M/-C`, forced `fetch`/`push .` refspecs, `update-ref REF NEW`; it loses work only
+    when the branch exists, and `new_value` is the revision it is set to, None when unknown).
+    `targets` are branch names (without `refs/heads/`; other refs keep their full name;
+    remote-tracking deletes give `origin/x`) or absolute worktree paths (raw text when
+    unresolvable); `refs` the full ref names for branch kinds; `remote` the remote for push
+    kinds. `dynamic` means some target, the remote or the repository could not be known.
     """
 
     kind: str
@@ -101,6 +104,7 @@ class Destruction:
     cwd: str | None
     refs: tuple[str, ...] = ()
     remote_tracking: bool = False
+    new_value: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -204,8 +208,109 @@ def destruction(g: GitInvocation) -> tuple[Destruction, ...]:
         dynamic = g.dynamic or p.unknown or any(not t.startswith("/") for t in paths)
         return (Destruction(kind, paths, None, dynamic, g.cwd),)
     if sub == "push":
-        return _push(g)
+        return _push(g) + _push_self(g)
     return ()
+
+
+def _overwrite(name: str, new: str | None, dynamic: bool, cwd: str | None) -> Destruction:
+    ref = name if name.startswith("refs/") else "refs/heads/" + name
+    return Destruction("branch_overwrite", (_short_ref(ref),), None, dynamic, cwd, (ref,),
+                       new_value=new)
+
+
+def overwrites(g: GitInvocation) -> tuple[Destruction, ...]:
+    """Every existing-branch overwrite this invocation may perform (issue 5 section 2: moving a
+    branch loses its commits like a delete). Whether the branch exists is for the caller."""
+    c = creation(g)
+    if c is not None and c.force and c.route != "worktree_add_dwim":
+        return (_overwrite(c.name, c.start or "HEAD", c.dynamic, g.cwd),)
+    sub, args, dyn = g.subcommand, g.args, g.args_dynamic
+    if sub == "branch":
+        p = gitopts.parse(args, dyn, _BRANCH)
+        moving = p.count("M", "C") > 0 or (p.has("move", "copy") and p.has("force"))
+        if not moving or not 1 <= len(p.operands) <= 2:
+            return ()
+        new = p.operands[0][0] if len(p.operands) == 2 else "HEAD"
+        return (_overwrite(p.operands[-1][0], new, g.dynamic or p.unknown, g.cwd),)
+    if sub == "fetch":
+        return _fetch_overwrites(g)
+    if sub == "update-ref":
+        return _update_ref_moves(g)
+    return ()
+
+
+_FETCH = gitopts.spec(
+    "|all a|append |atomic |depth= |deepen= |shallow-since= |shallow-exclude= |unshallow "
+    "|update-shallow |negotiation-tip= |negotiate-only |dry-run |porcelain |write-fetch-head "
+    "f|force k|keep |multiple |auto-maintenance |auto-gc |write-commit-graph |prefetch p|prune "
+    "P|prune-tags n t|tags |refetch |refmap= |recurse-submodules? j|jobs= |set-upstream "
+    "|submodule-prefix= |recurse-submodules-default= u|update-head-ok |upload-pack= q|quiet "
+    "v|verbose |progress o|server-option= |show-forced-updates 4|ipv4 6|ipv6 |filter= |stdin"
+)
+
+
+def _dst_branch(spec: str) -> tuple[bool, str] | None:
+    """(forced, branch ref) of a refspec whose destination is a local branch, else None."""
+    forced = spec.startswith("+")
+    body = spec[1:] if forced else spec
+    src, colon, dst = body.partition(":")
+    if not colon or not src or not dst:
+        return None
+    if dst.startswith("refs/"):
+        return (forced, dst) if dst.startswith("refs/heads/") else None
+    return forced, "refs/heads/" + dst
+
+
+def _fetch_overwrites(g: GitInvocation) -> tuple[Destruction, ...]:
+    p = gitopts.parse(g.args, g.args_dynamic, _FETCH)
+    if p.has("dry-run") or len(p.operands) < 2:
+        return ()
+    force = p.has("force")
+    dynamic = g.dynamic or p.unknown
+    out = []
+    for spec, _ in p.operands[1:]:
+        dst = _dst_branch(spec)
+        if dst is not None and (dst[0] or force):
+            out.append(_overwrite(dst[1], None, dynamic, g.cwd))  # the new tip is remote
+    return tuple(out)
+
+
+def _push_self(g: GitInvocation) -> tuple[Destruction, ...]:
+    """`git push . src:X --force` / `push . +src:X`: a forced update of a branch of this very
+    repository."""
+    p = gitopts.parse(g.args, g.args_dynamic, _PUSH)
+    if p.has("dry-run") or not p.operands or p.operands[0][0] not in (".", "./"):
+        return ()
+    force = p.has("force", "force-with-lease")
+    out = []
+    for spec, _ in p.operands[1:]:
+        dst = _dst_branch(spec)
+        if dst is not None and (dst[0] or force):
+            src = spec.lstrip("+").partition(":")[0]
+            out.append(_overwrite(dst[1], src, g.dynamic or p.unknown, g.cwd))
+    return tuple(out)
+
+
+def _update_ref_moves(g: GitInvocation) -> tuple[Destruction, ...]:
+    p = gitopts.parse(g.args, g.args_dynamic, _UPDATE_REF)
+    dynamic = g.dynamic or p.unknown
+    if p.has("stdin"):
+        feeds = [r for r in g.invocation.redirects if r.op in ("<<", "<<-", "<<<")]
+        if p.has("z") or not feeds or feeds[-1].dynamic or feeds[-1].body is None:
+            return ()  # reported as an unknown delete by `_update_ref`
+        out = []
+        for line in feeds[-1].body.splitlines():
+            parts = line.split()
+            if parts[:1] == ["update"] and len(parts) >= 3 and not _ZERO_OID.match(parts[2]) \
+                    and parts[1].startswith("refs/heads/"):
+                out.append(_overwrite(parts[1], parts[2], dynamic, g.cwd))
+        return tuple(out)
+    ops = [t for t, _ in p.operands]
+    if p.has("d") or len(ops) < 2 or _ZERO_OID.match(ops[1]):
+        return ()
+    if not ops[0].startswith("refs/heads/"):
+        return ()
+    return (_overwrite(ops[0], ops[1], dynamic, g.cwd),)
 
 
 def _branch_delete(g: GitInvocation) -> tuple[Destruction, ...]:

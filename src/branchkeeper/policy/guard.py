@@ -29,6 +29,9 @@ from branchkeeper.analysis.guard_facts import (
     GUARD_TIMEOUT_S,
     Repo,
     WorktreeContents,
+    discardable,
+    is_ancestor,
+    linked_worktree_paths,
     load_guard_config,
     locate,
     now,
@@ -52,11 +55,12 @@ from branchkeeper.policy.decisions import (
     plan_command,
     rev_branch_names,
     under,
+    unread_destructive,
 )
-from branchkeeper.policy.gitargv import Destruction, Evacuation
+from branchkeeper.policy.gitargv import Creation, Destruction, Evacuation
 from branchkeeper.policy.quoting import shell_quote
 from branchkeeper.policy.shell import parse_command
-from branchkeeper.policy.shellmodel import GitInvocation
+from branchkeeper.policy.shellmodel import GitInvocation, Invocation
 from branchkeeper.policy.verdict import ALLOW, Decision, EvacuationRecord, Verdict, combine
 
 __all__ = ["GUARD_TIMEOUT_S", "Decision", "EvacuationRecord", "Verdict", "decide_command",
@@ -164,30 +168,36 @@ def decide_command(command: str, *, cwd: str,
     """
     try:
         parsed = parse_command(command, cwd=cwd)
+        why = unread_destructive(parsed)
+        if why is not None:
+            return rr.unread_decision(why)
         plan = plan_command(parsed)
-        if plan.empty and not (evacuations and plan.rm_targets):
+        rm_hits = _rm_worktrees(plan)  # the filesystem only: no git process
+        if plan.empty and not rm_hits and not (evacuations and plan.rm_targets):
             return ALLOW
-        return _decide(plan, evacuations)
+        return _decide(plan, evacuations, rm_hits)
     except Exception as exc:  # the guard must never crash the hook; fail closed on destruction
         return rr.unparsed_decision("The command may delete work",
                                     f"the guard failed ({type(exc).__name__}: {exc})")
 
 
-def _decide(plan: Plan, records: Sequence[EvacuationRecord]) -> Decision:
+def _decide(plan: Plan, records: Sequence[EvacuationRecord],
+            rm_hits: Sequence[tuple[str, Invocation]]) -> Decision:
     repos = _Repos()
     out: list[Decision] = []
     unparsed = plan.parsed.unparsed_reason if plan.parsed.unparsed else ""
     for c, g in plan.creations:
-        out.append(_creation(c.name if not c.dynamic else None, c.route, c.start, g, repos,
-                             unparsed))
+        out.append(_creation(c, g, repos, unparsed))
     # the evacuation shape first: its deny names the right move (section 13)
     out.extend(_evacuate_destroy(plan, repos, records))
     out.extend(_destructions(plan, repos, unparsed))
+    out.extend(_rm_decisions(plan, repos, rm_hits))
+    out.extend(_discards(plan, repos, unparsed))
     return combine(out)
 
 
-def _creation(name: str | None, route: str, start: str | None, g: GitInvocation,
-              repos: _Repos, unparsed: str) -> Decision:
+def _creation(c: Creation, g: GitInvocation, repos: _Repos, unparsed: str) -> Decision:
+    name, route, start = (c.name if not c.dynamic else None), c.route, c.start
     if unparsed:
         return _could_not_judge(f"the command could not be read in full: {unparsed}")
     try:
@@ -195,6 +205,8 @@ def _creation(name: str | None, route: str, start: str | None, g: GitInvocation,
         if facts is None:
             return ALLOW if g.cwd else _could_not_judge("the directory is not known")
         view = _creation_view(facts)
+        if c.force and name is not None and name in view.table.local:
+            return ALLOW  # an overwrite, not a new branch: R-GIT-BRANCH-OVERWRITE judges it
         if route == "worktree_add_dwim" and name is not None:
             if start is None and name in view.table.local:
                 return ALLOW  # checks out the existing branch
@@ -212,7 +224,8 @@ def _destructions(plan: Plan, repos: _Repos, unparsed: str) -> list[Decision]:
     for d, g in plan.destructions:
         if d.kind == "branch_delete":
             continue  # plain `branch -d`: git's own merged check decides
-        what = f"`{describe(g)}` deletes"
+        what = f"`{describe(g)}` " + ("overwrites a branch" if d.kind == "branch_overwrite"
+                                      else "deletes")
         if unparsed:
             out.append(rr.unparsed_decision(what, f"the command could not be read in full "
                                                   f"({unparsed})"))
@@ -243,7 +256,7 @@ def _judge_destructions(facts: _Facts, items: list[tuple[Destruction, GitInvocat
     out: list[Decision] = []
     excluded = deleted_refs(every)
     force_items = [(d, g) for d, g in items if d.kind in ("branch_force_delete",
-                                                         "update_ref_delete")]
+                                                         "update_ref_delete", "branch_overwrite")]
     removes = [(d, g) for d, g in items if d.kind in ("worktree_remove", "worktree_remove_force")]
     tips: dict[str, str] = {}
     if force_items:
@@ -253,7 +266,8 @@ def _judge_destructions(facts: _Facts, items: list[tuple[Destruction, GitInvocat
             t = table.tip(r)
             if t is not None:
                 tips[r] = str(t)
-        missing = [r for r in wanted if r not in tips]
+        # refs/heads is complete in the table: only other refs need a look-up
+        missing = [r for r in wanted if r not in tips and not r.startswith("refs/heads/")]
         tips.update(read_tips(facts.repo, missing))
     # worktrees whose HEAD must be proven (force removal of a detached HEAD, or of a branch the
     # same command deletes)
@@ -275,10 +289,16 @@ def _judge_destructions(facts: _Facts, items: list[tuple[Destruction, GitInvocat
         lost, count = unreachable_tips(facts.repo, all_tips, excluded_refs=excluded)
     for d, g in force_items:
         gone = [(r, tips[r]) for r in d.refs if r in tips and tips[r] in lost]
+        if d.kind == "branch_overwrite" and gone and d.new_value and g.cwd \
+                and cfg.force_removal.mode != "off":
+            # the new value keeps the old tip (a fast-forward): nothing is lost
+            gone = [(r, t) for r, t in gone if not is_ancestor(g.cwd, t, d.new_value)]
         names = [(r[len("refs/heads/"):] if r.startswith("refs/heads/") else r, t)
                  for r, t in gone]
-        out.append(rr.branch_delete_decision(names, lost_commits=count, remote=cfg.remote,
-                                             mode=cfg.force_removal.mode, how=describe(g)))
+        decide = (rr.branch_overwrite_decision if d.kind == "branch_overwrite"
+                  else rr.branch_delete_decision)
+        out.append(decide(names, lost_commits=count, remote=cfg.remote,
+                          mode=cfg.force_removal.mode, how=describe(g)))
     for path, force, wt in wt_checks:
         if wt is None or wt.is_main:
             continue  # git refuses: not a worktree, or the main one
@@ -292,6 +312,107 @@ def _judge_destructions(facts: _Facts, items: list[tuple[Destruction, GitInvocat
             out.append(_remote_delete(facts, d))
         elif d.kind in ("push_mirror", "push_prune"):
             out.append(rr.push_mass_decision(d.kind, d.remote))
+    return out
+
+
+def _rm_worktrees(plan: Plan) -> list[tuple[str, Invocation]]:
+    """Linked worktrees that a recursive ``rm`` deletes (the target is the worktree or holds
+    it), each with its ``rm``: found on the filesystem alone (``<common>/worktrees/*/gitdir`` of
+    the repository around the ``rm``'s cwd and around the target), no git process."""
+    hits: dict[str, Invocation] = {}
+    for target, inv in plan.rm_targets:
+        if not target.startswith("/"):
+            continue  # an expansion: the evacuation rule alone looks at it
+        real = os.path.realpath(target)
+        seen: set[str] = set()
+        for where in (inv.cwd, real, *_child_checkouts(real)):
+            repo = locate(where) if where else None
+            if repo is None or repo.common_dir in seen:
+                continue
+            seen.add(repo.common_dir)
+            for wt in linked_worktree_paths(repo):
+                if under(wt, real):
+                    hits.setdefault(wt, inv)
+    return list(hits.items())
+
+
+def _child_checkouts(path: str, limit: int = 500) -> list[str]:
+    """Direct subdirectories of ``path`` that are git checkouts (hold a ``.git``), looking at
+    no more than ``limit`` entries: how a worktree is found under an ``rm`` target that lies
+    outside every repository."""
+    out: list[str] = []
+    try:
+        with os.scandir(path) as entries:
+            for n, entry in enumerate(entries):
+                if n >= limit:
+                    break
+                if entry.is_dir(follow_symlinks=False) and os.path.lexists(
+                        os.path.join(entry.path, ".git")):
+                    out.append(entry.path)
+    except OSError:
+        return out
+    return out
+
+
+def _rm_decisions(plan: Plan, repos: _Repos, hits: Sequence[tuple[str, Invocation]]
+                  ) -> list[Decision]:
+    """``rm -r`` of a worktree judged like ``worktree remove --force`` (section 11)."""
+    out: list[Decision] = []
+    excluded = deleted_refs(d for d, _ in plan.destructions)
+    for path, inv in hits:
+        try:
+            facts = repos.of(path)
+            if facts is None:
+                continue
+            wt = facts.worktree_at(path)
+            if wt is None or wt.is_main:
+                continue
+            head = None
+            if wt.head is not None and (wt.detached or (wt.branch and wt.branch in excluded)):
+                lost, _ = unreachable_tips(facts.repo, [str(wt.head)], excluded_refs=excluded)
+                head = str(wt.head) if lost else None
+            contents = read_worktree_contents(path, facts.config)
+            out.append(rr.worktree_remove_decision(
+                path, force=True, contents=contents, head_lost=head,
+                mode=facts.config.branches.force_removal.mode, spelled=describe(inv)))
+        except (BranchkeeperError, ValueError) as exc:
+            why = _git_failed(exc) if isinstance(exc, BranchkeeperError) else str(exc)
+            out.append(rr.unparsed_decision(f"`{describe(inv)}` deletes the worktree "
+                                            f"{shell_quote(path)}", f"git could not answer ({why})"))
+    return out
+
+
+def _discards(plan: Plan, repos: _Repos, unparsed: str) -> list[Decision]:
+    """``R-GIT-DISCARD-CHANGES``: one ``status`` (or one stash look-up) per discarding git
+    command, in the worktree it acts on."""
+    out: list[Decision] = []
+    for x, g in plan.discards:
+        how = describe(g)
+        if unparsed:
+            out.append(rr.unparsed_decision(f"`{how}` discards work", "the command could not be "
+                                            f"read in full ({unparsed})"))
+            continue
+        if g.cwd is None:
+            out.append(rr.unparsed_decision(f"`{how}` discards work", "the directory comes from "
+                                            "an expansion the guard cannot know"))
+            continue
+        try:
+            facts = repos.of(g.cwd, g)
+            if facts is None or facts.config.branches.force_removal.mode == "off":
+                continue
+            where = g.work_tree or facts.repo.toplevel or g.cwd
+            if x.kind.startswith("stash_"):
+                found: Sequence[str] = list(read_tips(facts.repo, ["refs/stash"]))
+            else:
+                found = discardable(g.cwd, () if x.dynamic else x.pathspecs,
+                                    tracked=x.kind != "clean", untracked=x.untracked,
+                                    ignored=x.ignored, git_dir=g.git_dir, work_tree=g.work_tree)
+            out.append(rr.discard_decision(x.kind, where, found, how=how, ignored=x.ignored,
+                                           mode=facts.config.branches.force_removal.mode))
+        except (BranchkeeperError, ValueError) as exc:
+            why = _git_failed(exc) if isinstance(exc, BranchkeeperError) else str(exc)
+            out.append(rr.unparsed_decision(f"`{how}` discards work",
+                                            f"git could not answer ({why})"))
     return out
 
 

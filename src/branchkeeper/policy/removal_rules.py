@@ -20,6 +20,8 @@ R_WORKTREE_FORCE = "R-GIT-WORKTREE-REMOVE-FORCE"
 R_PUSH_DELETE = "R-GIT-PUSH-DELETE-REMOTE"
 R_EVACUATE = "R-GIT-EVACUATE-DESTROY"
 R_UNPARSED = "R-GIT-UNPARSED-DESTRUCTIVE"
+R_OVERWRITE = "R-GIT-BRANCH-OVERWRITE"
+R_DISCARD = "R-GIT-DISCARD-CHANGES"
 _MAX = 20
 
 
@@ -54,11 +56,37 @@ def branch_delete_decision(lost: Sequence[tuple[str, str]], *, lost_commits: int
         "can be undone. If the work is truly unwanted, ask a human to delete it.")
 
 
+def branch_overwrite_decision(lost: Sequence[tuple[str, str]], *, lost_commits: int,
+                              remote: str, mode: str, how: str) -> Decision:
+    """``branch -f``, ``checkout -B``, ``switch -C``, ``worktree add -B``, ``branch -M/-C``,
+    forced ``fetch``/``push .`` refspecs, ``update-ref REF NEW`` (issue 5 section 2): moving an
+    existing branch loses its commits exactly like a delete. ``lost``: (branch, current tip)
+    pairs whose tip no ref outside those the command deletes or overwrites contains, and that
+    the new value does not contain; other arguments as :func:`branch_delete_decision`."""
+    if not lost or mode == "off":
+        return ALLOW
+    names = [f"{shell_quote(n)} at {tip[:10]}" for n, tip in lost]
+    first = lost[0][0]
+    short = first[len("refs/heads/"):] if first.startswith("refs/heads/") else first
+    plural = "es" if len(lost) > 1 else ""
+    return Decision(
+        Verdict.DENY, R_OVERWRITE,
+        f"`{how}` would overwrite an existing branch and lose work: no other branch, tag or "
+        f"remote-tracking ref contains the current tip of the branch{plural} below, and the new "
+        f"value does not contain it ({lost_commits} commit{'s' if lost_commits != 1 else ''} "
+        "would be reachable from no ref):\n" + "\n".join(_listed(names)),
+        "Keep the work first: push it (" + git_cmd("push", "-u", remote, short) + ") or keep it "
+        "on another branch (" + git_cmd("branch", short + "-keep", short) + "); then the "
+        "overwrite is allowed. Or use a new branch name instead; or ask a human.")
+
+
 def worktree_remove_decision(path: str, *, force: bool, contents: WorktreeContents,
-                             head_lost: str | None, mode: str) -> Decision:
+                             head_lost: str | None, mode: str, spelled: str = "") -> Decision:
     """``worktree remove [--force]`` (section 11). With ``--force``: deny when the worktree is
     dirty or ``head_lost`` (its HEAD commit, contained in no other ref) is set. Both forms: deny
-    when ignored content matches no regenerable glob (paths listed)."""
+    when ignored content matches no regenerable glob (paths listed). ``spelled``: the command
+    when it is not a ``worktree remove`` (a recursive ``rm`` of the worktree, judged as a
+    forced removal)."""
     if mode == "off":
         return ALLOW
     problems: list[str] = []
@@ -75,7 +103,10 @@ def worktree_remove_decision(path: str, *, force: bool, contents: WorktreeConten
                              for b in contents.ignored_blocking])
     if not problems:
         return ALLOW
-    spelled = "git worktree remove --force" if force else "git worktree remove"
+    head = (f"`{spelled}` would delete the worktree {shell_quote(path)} and lose work:"
+            if spelled else
+            f"`{'git worktree remove --force' if force else 'git worktree remove'} "
+            f"{shell_quote(path)}` would lose work:")
     steps = []
     if force and contents.dirty:
         steps.append("commit the changes on the worktree's branch ("
@@ -89,7 +120,7 @@ def worktree_remove_decision(path: str, *, force: bool, contents: WorktreeConten
                      "deliberately")
     return Decision(
         Verdict.DENY, R_WORKTREE_FORCE,
-        f"`{spelled} {shell_quote(path)}` would lose work:\n" + "\n".join(problems),
+        head + "\n" + "\n".join(problems),
         "First " + "; ".join(steps) + "; then remove the worktree without --force ("
         + git_cmd("worktree", "remove", path) + "), or let `branchkeeper worktree retire "
         + shell_quote(path) + "` check it for you.")
@@ -156,3 +187,52 @@ def unparsed_decision(what: str, why: str) -> Decision:
         f"{what}, but the guard cannot tell exactly what it would destroy: {why}.",
         "Rewrite the command with literal names and paths (no $VAR, $(...), globs, xargs or "
         "eval), one destructive step per command, so it can be proven; or ask a human.")
+
+
+_DISCARDS = {"reset_hard": "staged or unstaged changes to tracked files",
+             "checkout_force": "changes to tracked files", "checkout_paths": "changes to tracked files",
+             "restore": "changes to tracked files", "switch_force": "changes to tracked files",
+             "clean": "files git does not track"}  # fmt: skip
+
+
+def discard_decision(kind: str, worktree: str, paths: Sequence[str], *, mode: str, how: str,
+                     ignored: bool = False) -> Decision:
+    """``R-GIT-DISCARD-CHANGES`` (issue 5 section 2): ``reset --hard``, ``checkout -f`` /
+    ``checkout -- <paths>``, ``restore``, ``switch -f``, ``clean -f``, ``stash drop/clear``.
+    ``paths``: what the one ``status`` of ``worktree`` found that the command throws away (for
+    ``stash_*`` kinds: the stash entries, ``["refs/stash"]`` when one exists); empty allows.
+    ``mode``: ``branches.force_removal.mode`` (block | off); ``ignored``: a ``clean -x/-X``."""
+    if not paths or mode == "off":
+        return ALLOW
+    wt = shell_quote(worktree)
+    if kind.startswith("stash_"):
+        return Decision(
+            Verdict.DENY, R_DISCARD,
+            f"`{how}` would delete stashed work: the stash of {wt} holds entries that no branch "
+            "contains, and a dropped stash is reachable from no ref.",
+            "Keep the stashed work first: turn it into a branch (" + git_cmd(
+                "-C", worktree, "stash", "branch", "<name>") + ") and commit or push it, or "
+            "apply it and commit; or ask a human.")
+    what = _DISCARDS.get(kind, "uncommitted work")
+    if kind == "clean" and ignored:
+        what = "files git does not track, ignored ones included"
+    return Decision(
+        Verdict.DENY, R_DISCARD,
+        f"`{how}` would discard uncommitted work in {wt} ({what}):\n"
+        + "\n".join(_listed([shell_quote(p) for p in paths])),
+        "Commit the work first (" + git_cmd("-C", worktree, "add", "-A") + " && "
+        + git_cmd("-C", worktree, "commit") + ") or stash it ("
+        + git_cmd("-C", worktree, "stash", "push", "--include-untracked") + "), then run the "
+        "command again; or ask a human.")
+
+
+def unread_decision(why: str) -> Decision:
+    """A command the parser could not read in full that may run a destructive git route or
+    ``rm`` it did not read (issue 5 section 3): deny, saying why and what to do instead."""
+    return Decision(
+        Verdict.DENY, R_UNPARSED,
+        f"The guard could not read the whole command ({why}), and the part it could not read "
+        "may run git or rm and destroy work.",
+        "Split it into simple commands and run the git command directly (not through a pipe "
+        "into a shell, eval, a string built at run time, or deep nesting), one destructive "
+        "step per command, so it can be proven; or ask a human.")
