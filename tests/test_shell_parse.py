@@ -338,3 +338,21 @@ def test_parser_never_raises_on_shell_fragments(s: str) -> None:
         creation(g)
         destruction(g)
         evacuation(g)
+
+
+def test_non_ascii_input_cannot_crash_the_parser() -> None:
+    """tree-sitter-bash's scanner crashed the process on some non-ASCII input (a native
+    segfault, not an exception); the parser sees ASCII stand-ins and argv keeps the text."""
+    import subprocess
+    import sys
+
+    script = (
+        "from branchkeeper.policy.shell import parse_command\n"
+        "for _ in range(300):\n"
+        "    p = parse_command('{\\U000771a8\\U000ee563k: && git branch -D \\u00fcn', cwd='/')\n"
+        "print(p.invocations[-1].argv)\n"
+    )
+    for _ in range(3):
+        proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True)
+        assert proc.returncode == 0, proc.stderr
+        assert proc.stdout == "('git', 'branch', '-D', 'ün')\n"

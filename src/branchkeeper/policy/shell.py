@@ -33,16 +33,26 @@ __all__ = [
 MAX_INPUT_BYTES = 256 * 1024
 _PARSER: Any = None
 
+#: Every byte >= 0x80 maps to an ASCII letter (one byte for one byte, so every offset into the
+#: tree still points into the original text). tree-sitter-bash's external scanner passes
+#: non-ASCII code points to C character-class functions, which crashed the process on inputs
+#: such as ``{\U000771a8\U000ee563k:``; to bash every non-ASCII character is an ordinary word
+#: character, as the letters that stand in for it are.
+_ASCII_ONLY = bytes(
+    range(128)) + bytes(
+    (ord("a") + (b % 26)) if b % 2 else (ord("A") + (b % 26)) for b in range(128, 256))
+
 
 def _parse_bytes(data: bytes) -> Any:
-    """tree-sitter parse of `data` with the shared bash parser (created on first call)."""
+    """tree-sitter parse of ``data`` (with non-ASCII bytes replaced, see :data:`_ASCII_ONLY`)
+    by the shared bash parser, created on first call. Callers read node text from ``data``."""
     global _PARSER
     if _PARSER is None:
         import tree_sitter
         import tree_sitter_bash
 
         _PARSER = tree_sitter.Parser(tree_sitter.Language(tree_sitter_bash.language()))
-    return _PARSER.parse(data)
+    return _PARSER.parse(data.translate(_ASCII_ONLY))
 
 
 def parse_command(text: str, *, cwd: str, home: str | None = None) -> ParsedCommand:
