@@ -159,9 +159,11 @@ def _now() -> str:
 
 
 def _torn(fd: int, payload: bytes, point: str) -> None:
-    """Fault point ``journal.torn_<event>``: write half of ``payload``, flush, then die."""
+    """Fault point ``journal.torn_<event>``: write ``payload`` up to the middle of its last
+    line, flush, then die."""
     if point == faults.ACTIVE:
-        os.write(fd, payload[: max(1, len(payload) // 2)])
+        start = payload.rfind(b"\n", 0, len(payload) - 1) + 1
+        os.write(fd, payload[: start + max(1, (len(payload) - start) // 2)])
         os.fsync(fd)
         faults.kill()
 

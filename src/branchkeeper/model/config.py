@@ -374,9 +374,10 @@ def _read_yaml(path: Path) -> tuple[dict[str, Any], dict[Loc, int]]:
             problem += f" ({exc.context})"
         mark = exc.problem_mark or exc.context_mark
         where = _at(path, mark) if mark is not None else str(path)
-        raise ConfigError(f"{where}: not valid YAML: {problem}") from None
+        raise ConfigError(f"{where}: not valid YAML: {' '.join(problem.split())}") from None
     except yaml.YAMLError as exc:
-        raise ConfigError(f"{path}: not valid YAML: {exc}") from None
+        # One line: a reader error (a control character) spans two in PyYAML's text.
+        raise ConfigError(f"{path}: not valid YAML: {' '.join(str(exc).split())}") from None
     if raw is None:  # an empty file, or only comments
         return {}, {}
     if not isinstance(raw, dict):
