@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import subprocess
 
 import pytest
 
@@ -89,3 +90,53 @@ def test_park_a_branch_named_like_an_option(remote_and_clone: tuple[GitRepo, Git
     w.git("update-ref", "refs/heads/-x", w.rev("main"))
     assert main(["-C", str(w.path), "park", "--no-push", "--reason", "odd name", "--", "-x"]) == 0
     assert w.git("log", "-1", "--format=%s", "refs/heads/-x") == "Park -x"
+
+
+def test_park_refuses_the_default_branch_and_protected_names(
+        remote_and_clone: tuple[GitRepo, GitRepo], capsys: pytest.CaptureFixture[str]) -> None:
+    bare, w = remote_and_clone
+    before = bare.git("rev-parse", "main")
+    capsys.readouterr()
+    assert main(["-C", str(w.path), "park", "main", "--reason", "x"]) == 5
+    assert capsys.readouterr().err == (
+        "branchkeeper: error: main cannot be parked: it is the default branch; only work "
+        "branches are\n")
+    w.git("branch", "develop")
+    assert main(["-C", str(w.path), "park", "develop", "--reason", "x"]) == 5
+    assert "it is a protected name" in capsys.readouterr().err
+    assert bare.git("rev-parse", "main") == before
+
+
+def test_clear_refuses_a_branch_that_is_not_parked(
+        remote_and_clone: tuple[GitRepo, GitRepo], capsys: pytest.CaptureFixture[str]) -> None:
+    _, w = remote_and_clone
+    w.git("branch", "idle")
+    tip = w.rev("idle")
+    capsys.readouterr()
+    assert main(["-C", str(w.path), "park", "--clear", "idle"]) == 5
+    assert capsys.readouterr().err == (
+        "branchkeeper: error: idle is not parked (its tip carries no Parked-Reason trailer); "
+        "nothing to clear\n")
+    assert w.rev("idle") == tip
+
+
+def test_undo_of_a_pushed_park_prints_the_remote_rewind(
+        remote_and_clone: tuple[GitRepo, GitRepo], capsys: pytest.CaptureFixture[str]) -> None:
+    bare, w = remote_and_clone
+    w.switch("task", create=True)
+    tip = w.commit("t", files={"t": "t\n"})
+    w.git("push", "-q", "-u", "origin", "task")
+    w.switch("main")
+    assert main(["-C", str(w.path), "park", "task", "--reason", "r", "--by", "me"]) == 0
+    new = w.rev("task")
+    assert bare.git("rev-parse", "task") == new
+    capsys.readouterr()
+    assert main(["-C", str(w.path), "undo"]) == 0
+    out = capsys.readouterr().out
+    rewind = (f"git push --force-with-lease=refs/heads/task:{new} origin "
+              f"{tip}:refs/heads/task")
+    assert rewind in out
+    assert w.rev("task") == tip
+    # the printed command really rewinds the remote, and only the empty marker goes
+    subprocess.run(rewind, shell=True, cwd=w.path, check=True, capture_output=True)
+    assert bare.git("rev-parse", "task") == tip

@@ -84,10 +84,21 @@ def write_marker(facts: RepoFacts, name: str, *, trailers: list[tuple[str, str]]
     new = Oid.parse(made.text)
     fault(f"{op}.after_commit_tree")
     restore = f"git update-ref {shlex.quote(ref)} {old} {new}"
+    items = [JournalItem(ref, old, None, restore, new=new)]
+    tracking = run_git(["rev-parse", "--verify", "-q", f"refs/remotes/{remote}/{name}"],
+                       cwd=root, check=False)
+    remote_tip = Oid.parse(tracking.text) if tracking.returncode == 0 else None
+    if push and remote_tip is not None:
+        # Undo of a pushed marker rewinds the remote only if nobody pushed since (a lease).
+        items.append(JournalItem(
+            ref, remote_tip, remote,
+            f"git push --force-with-lease={shlex.quote(f'{ref}:{new}')} {shlex.quote(remote)} "
+            f"{shlex.quote(f'{remote_tip}:{ref}')}", new=new))
+    pushed: bool | None = None
+    push_message = ""
     with repo_lock(facts.common_dir, MUTATION_LOCK, wait_s=30):
         journal = Journal(facts.common_dir)
-        op_id = journal.begin(op, [JournalItem(ref, old, None, restore, new=new)], bundle=None,
-                              note=f"{subject}")
+        op_id = journal.begin(op, items, bundle=None, note=f"{subject}")
         fault(f"{op}.after_begin")
         upd = run_git(["update-ref", "-m", f"branchkeeper {op}", ref, new, old], cwd=root,
                       check=False)
@@ -98,19 +109,47 @@ def write_marker(facts: RepoFacts, name: str, *, trailers: list[tuple[str, str]]
             raise RefusedError(f"{name}: the tip moved while the marker was written; nothing "
                                "changed, try again")
         journal.record(op_id, ItemResult(ref, ItemOutcome.KEPT, f"moved to {new}"))
-        journal.end(op_id, OpStatus.DONE)
-    pushed: bool | None = None
-    push_message = ""
-    has_remote = run_git(["rev-parse", "--verify", "-q", f"refs/remotes/{remote}/{name}"],
-                         cwd=root, check=False).returncode == 0
-    if push and has_remote:
-        fault(f"{op}.before_push")
-        # A plain fast-forward push of the branch: never forced.
-        out = run_git(["push", "--quiet", remote, f"{ref}:{ref}"], cwd=root, check=False,
-                      timeout=push_timeout)
-        pushed = out.returncode == 0
-        push_message = out.stderr.decode("utf-8", "replace").strip()
+        if len(items) > 1:
+            fault(f"{op}.before_push")
+            # A plain fast-forward push of the branch: never forced.
+            out = run_git(["push", "--quiet", remote, f"{ref}:{ref}"], cwd=root, check=False,
+                          timeout=push_timeout)
+            pushed = out.returncode == 0
+            push_message = out.stderr.decode("utf-8", "replace").strip()
+            journal.record(op_id, ItemResult(ref, ItemOutcome.KEPT if pushed else
+                                             ItemOutcome.FAILED,
+                                             "pushed" if pushed else push_message, remote))
+        journal.end(op_id, OpStatus.DONE if pushed is not False else OpStatus.PARTIAL)
     return ParkResult(name, old, new, op_id, pushed, push_message, restore)
+
+
+def tip_marker(facts: RepoFacts, name: str) -> str | None:
+    """``"parked"`` or ``"unparked"`` when the tip of local branch ``name`` is a marker commit
+    with that trailer, else ``None`` (one ``git log``)."""
+    res = run_git(["log", "-1", "--format=%(trailers:only=true,unfold=true)",
+                   f"refs/heads/{name}", "--"], cwd=facts.root, check=False)
+    keys = {line.partition(":")[0].strip().lower() for line in res.text.splitlines()}
+    if res.returncode != 0:
+        return None
+    if "parked-reason" in keys:
+        return "parked"
+    return "unparked" if "unparked" in keys else None
+
+
+def _push_only(facts: RepoFacts, name: str, *, remote: str, push: bool) -> ParkResult:
+    """Finish an ``unpark`` whose marker is already written: push it if the remote lags."""
+    root = facts.root
+    ref = f"refs/heads/{name}"
+    tip = Oid.parse(run_git(["rev-parse", "--verify", ref], cwd=root).text)
+    tracking = run_git(["rev-parse", "--verify", "-q", f"refs/remotes/{remote}/{name}"],
+                       cwd=root, check=False)
+    pushed: bool | None = None
+    message = "already unparked"
+    if push and tracking.returncode == 0 and tracking.text.strip() != tip:
+        out = run_git(["push", "--quiet", remote, f"{ref}:{ref}"], cwd=root, check=False)
+        pushed = out.returncode == 0
+        message = out.stderr.decode("utf-8", "replace").strip() or message
+    return ParkResult(name, tip, tip, "", pushed, message, "")
 
 
 def park(facts: RepoFacts, name: str, *, reason: str, by: str | None, remote: str,
@@ -123,7 +162,15 @@ def park(facts: RepoFacts, name: str, *, reason: str, by: str | None, remote: st
 
 
 def clear(facts: RepoFacts, name: str, *, by: str | None, remote: str, push: bool) -> ParkResult:
-    """Write the ``Unparked:`` commit: the branch's dormancy clock restarts (section 5)."""
+    """Write the ``Unparked:`` commit: the branch's dormancy clock restarts (section 5).
+
+    Raises :class:`RefusedError` when the branch is not parked (its tip has no marker)."""
+    marker = tip_marker(facts, name)
+    if marker == "unparked":  # a rerun after the marker was written: finish the push only
+        return _push_only(facts, name, remote=remote, push=push)
+    if marker is None:
+        raise RefusedError(f"{name} is not parked (its tip carries no Parked-Reason trailer); "
+                           "nothing to clear")
     who = _check_text("--by", by) if by else (_user_name(facts.root) or "unknown")
     return write_marker(facts, name, trailers=[("Unparked", who)], subject=f"Unpark {name}",
                         op="unpark", remote=remote, push=push)

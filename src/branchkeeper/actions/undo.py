@@ -261,8 +261,13 @@ def _plan_moves(repo: Path, operation: Operation, *, act: bool) -> UndoReport:
     for item in operation.items:
         found = current.get(item.ref)
         if item.remote is not None:
-            out.append(UndoItem(item.ref, item.old, item.remote, UndoOutcome.PUSH, "",
-                                _push_command(item)))
+            result = operation.results.get(result_key(item.ref, item.remote))
+            if result is None or result.outcome is not ItemOutcome.KEPT:
+                out.append(UndoItem(item.ref, item.old, item.remote, UndoOutcome.SKIPPED,
+                                    "was not pushed"))
+            else:  # the remote moved too: its rewind (a lease) is printed, never run
+                out.append(UndoItem(item.ref, item.old, item.remote, UndoOutcome.PUSH, "",
+                                    item.restore))
         elif found == item.old:
             out.append(UndoItem(item.ref, item.old, None, UndoOutcome.PRESENT))
         elif found != item.new or item.new is None:

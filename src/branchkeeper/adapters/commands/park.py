@@ -8,7 +8,9 @@ import sys
 
 from branchkeeper.actions.park import ParkResult, clear, park
 from branchkeeper.adapters.common import open_repository
-from branchkeeper.errors import BranchkeeperError, ExitCode
+from branchkeeper.errors import BranchkeeperError, ExitCode, RefusedError
+from branchkeeper.git.repo import RepoFacts
+from branchkeeper.model.config import Config
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -33,9 +35,30 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p.set_defaults(func=run)
 
 
+def _refusal(name: str, facts: RepoFacts, config: Config) -> str | None:
+    """Why ``name`` can never be parked: the default branch, an integration line, an exempt
+    or protected name (they are not work; a marker pushed there lands on a shared line)."""
+    from branchkeeper.analysis.refs import matches_any, read_refs, resolve_default_branch
+
+    b = config.branches
+    default = resolve_default_branch(b.default, read_refs(facts.root, b.remote))
+    if name == default.name:
+        return "it is the default branch"
+    if matches_any(name, b.integration_lines):
+        return "it is an integration line (branches.integration_lines)"
+    if matches_any(name, b.exempt):
+        return "it is exempt (branches.exempt)"
+    if name in b.protected_names:
+        return "it is a protected name (branches.protected_names)"
+    return None
+
+
 def run(args: argparse.Namespace) -> int:
     facts, loaded = open_repository(args)
     remote = loaded.config.branches.remote
+    why = _refusal(args.name, facts, loaded.config)
+    if why is not None:
+        raise RefusedError(f"{args.name} cannot be parked: {why}; only work branches are")
     if args.clear:
         if args.reason:
             raise BranchkeeperError("--clear takes no --reason")
@@ -57,9 +80,13 @@ def _print(r: ParkResult, *, cleared: bool, as_json: bool, remote: str) -> None:
         sys.stdout.write("\n")
         return
     verb = "unparked" if cleared else "parked"
-    print(f"{verb} {r.name}: {r.old[:10]} -> {r.new[:10]} (journal {r.op_id})")
+    if not r.op_id:
+        print(f"{r.name} is already unparked at {r.new[:10]}")
+    else:
+        print(f"{verb} {r.name}: {r.old[:10]} -> {r.new[:10]} (journal {r.op_id})")
     if r.pushed is True:
         print(f"pushed to {remote}")
     elif r.pushed is False:
         print(f"push to {remote} failed (the marker is local only): {r.push_message}")
-    print(f"undo: branchkeeper undo {r.op_id}")
+    if r.op_id:
+        print(f"undo: branchkeeper undo {r.op_id}")
