@@ -94,3 +94,31 @@ def test_remote_moved_on_server_left_alone(remote_and_clone: tuple[GitRepo, GitR
     assert _remote_heads(bare) == ["b", "main"]
     code, out, _ = cli(capsys, w, "undo")
     assert code == 0 and "git push origin" in out and short(w, "b") == doc["branches"][1]["tip"][:10]
+
+
+def test_undo_of_a_remote_only_delete_survives_gc(remote_and_clone: tuple[GitRepo, GitRepo],
+                                                  capsys: pytest.CaptureFixture[str]) -> None:
+    """After undo, the printed push must still work after gc: the commit, found only in the
+    bundle, is fetched back and held by a keeper ref until the push is run."""
+    import subprocess
+
+    bare, w = remote_and_clone
+    w.switch("sq", create=True)
+    tip = w.commit("squashed work", files={"sq.txt": "sq\n"}, days_ago=5)
+    w.git("push", "-q", "origin", "sq")
+    w.switch("main")
+    w.squash_merge("sq", days_ago=4)
+    w.git("push", "-q", "origin", "main")
+    w.git("branch", "-q", "-D", "sq")  # remote-only from here on
+    code, _, err = cli(capsys, w, "delete", "--remote", "sq")
+    assert (code, err) == (0, "")
+    w.git("reflog", "expire", "--expire=now", "--all")
+    w.git("gc", "-q", "--prune=now")
+    assert w.git("cat-file", "-t", tip, check=False) == ""
+    code, out, _ = cli(capsys, w, "undo")
+    assert code == 0, out
+    push = f"git push origin {tip}:refs/heads/sq"
+    assert f"      {push}" in out.splitlines()
+    w.git("gc", "-q", "--prune=now")
+    subprocess.run(push, shell=True, cwd=w.path, check=True, capture_output=True)
+    assert bare.git("rev-parse", "refs/heads/sq") == tip

@@ -102,6 +102,12 @@ def _conflict_command(item: JournalItem, operation: Operation, *, have_object: b
     return shlex.join(["git", "update-ref", other, item.old, ""])
 
 
+def _keeper_ref(operation: Operation, item: JournalItem) -> str:
+    """The local ref that holds a remote item's commit after undo: the push source."""
+    assert item.remote is not None
+    return f"refs/branchkeeper/undo/{operation.id}/{item.remote}/{item.ref.removeprefix('refs/heads/')}"
+
+
 def _push_command(item: JournalItem) -> str:
     assert item.remote is not None
     return shlex.join(["git", "push", item.remote, f"{item.old}:{item.ref}"])
@@ -166,6 +172,14 @@ def _plan(repo: Path, operation: Operation, *, act: bool) -> UndoReport:
     missing = missing_commits(repo, list(dict.fromkeys(i.old for i in operation.items)))
     fetch_error: str | None = None
     need = [i.ref for i in local if i.old in missing]
+    # A remote branch's commit may exist only in the bundle now: fetch it too (by whichever
+    # bundle head holds that commit), so the printed push can work.
+    remote_items = [i for i in operation.items
+                    if i.remote is not None and _possibly_deleted(operation, i)]
+    if operation.bundle is not None:
+        holders = {oid: ref for ref, oid in operation.bundle.heads.items()}
+        need += [holders[i.old] for i in remote_items
+                 if i.old in missing and i.old in holders and holders[i.old] not in need]
     if need and act:
         fetch_error = _fetch_from_bundle(repo, operation, need)
         missing = missing_commits(repo, list(missing))
@@ -192,6 +206,11 @@ def _plan(repo: Path, operation: Operation, *, act: bool) -> UndoReport:
             if _possibly_deleted(operation, item):
                 why = "" if item.old not in missing else (
                     "commit missing locally: restore it from the bundle first")
+                if act and item.old not in missing:
+                    # Keep the commit reachable until the push is run (gc must not take it).
+                    keeper = _keeper_ref(operation, item)
+                    create_refs(repo, {keeper: item.old}, must_not_exist=False)
+                    why = f"kept locally as {keeper} until you push"
                 outcomes[key] = UndoItem(item.ref, item.old, item.remote, UndoOutcome.PUSH,
                                               why, _push_command(item))
             else:
