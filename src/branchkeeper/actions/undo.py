@@ -209,8 +209,9 @@ def _plan(repo: Path, operation: Operation, *, act: bool) -> UndoReport:
                 if act and item.old not in missing:
                     # Keep the commit reachable until the push is run (gc must not take it).
                     keeper = _keeper_ref(operation, item)
-                    create_refs(repo, {keeper: item.old}, must_not_exist=False)
-                    why = f"kept locally as {keeper} until you push"
+                    kept = create_refs(repo, {keeper: item.old}, must_not_exist=False)[keeper]
+                    if kept.outcome in (RefOutcome.CREATED, RefOutcome.PRESENT):
+                        why = f"kept locally as {keeper} until you push"
                 outcomes[key] = UndoItem(item.ref, item.old, item.remote, UndoOutcome.PUSH,
                                               why, _push_command(item))
             else:
