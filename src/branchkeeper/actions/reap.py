@@ -24,6 +24,7 @@ from branchkeeper.actions.bundle import BundleError, BundleInfo, create_bundle
 from branchkeeper.actions.faults import fault
 from branchkeeper.actions.journal import Journal, JournalItem, OpStatus
 from branchkeeper.actions.lock import MUTATION_LOCK, repo_lock
+from branchkeeper.actions.refupdate import RefOutcome, create_refs
 from branchkeeper.analysis.reap_facts import ReapPlan, ReapSettings, gather_one
 from branchkeeper.analysis.reap_gates import ReapInputs, archivable, evaluate_reap
 from branchkeeper.analysis.worktree_model import Disposition, WorktreeVerdict
@@ -185,8 +186,19 @@ def _one(plan: ReapPlan, inputs: ReapInputs, verdict: WorktreeVerdict, *, archiv
     restore = [_restore_add(wt)]
     bundle = None
     if again.disposition is Disposition.REMOVABLE:
-        ref = wt.branch or (fresh.remote_ref or "HEAD")
         op = "worktree-remove"
+        if wt.branch is not None:
+            ref = wt.branch
+        else:
+            # A detached HEAD is pinned under our own namespace before its checkout goes: the
+            # journal then names a ref of ours (never someone's remote-tracking ref), and the
+            # commit stays reachable even if the remote branch that held it is deleted later.
+            assert wt.head is not None
+            ref = f"refs/branchkeeper/reaped/{wt.path.name}-{wt.head[:10]}"
+            pinned = create_refs(plan.facts.root, {ref: wt.head}, must_not_exist=False)[ref]
+            if pinned.outcome not in (RefOutcome.CREATED, RefOutcome.PRESENT):
+                return ReapResult(again, Outcome.FAILED,
+                                  f"could not pin the detached HEAD, kept: {pinned.reason}")
     else:
         assert wt.branch is not None and wt.head is not None
         ref, op = wt.branch, "archive"

@@ -1,0 +1,46 @@
+"""Reaping a detached worktree pins its HEAD under refs/branchkeeper, never journals a
+remote-tracking ref, and its undo leaves the remote-tracking refs alone."""
+
+from __future__ import annotations
+
+import os
+import time
+from pathlib import Path
+
+import pytest
+
+from branchkeeper.actions.journal import Journal
+from branchkeeper.actions.statedir import common_dir_of
+from branchkeeper.adapters.cli import main
+from tests.gitrepo import GitRepo
+
+
+def test_reap_detached_pins_head_and_undo_touches_no_remote_ref(
+        remote_and_clone: tuple[GitRepo, GitRepo], tmp_path: Path,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    _, w = remote_and_clone
+    w.switch("feat", create=True)
+    head = w.commit("f", files={"f.txt": "f\n"}, days_ago=3)
+    w.git("push", "-q", "origin", "feat")
+    w.switch("main")
+    wt = tmp_path / "detached-wt"
+    w.git("worktree", "add", "-q", "--detach", str(wt), "origin/feat")
+    old = time.time() - 10 * 3600
+    for p in [wt, *wt.rglob("*")]:
+        if ".git" not in p.parts:
+            os.utime(p, (old, old))
+    (w.path / ".branchkeeper.yaml").write_text("worktrees:\n  activity_window_hours: 0.0001\n")
+    time.sleep(0.5)
+    capsys.readouterr()
+    assert main(["-C", str(w.path), "worktree", "reap", "--no-gh"]) == 0
+    assert not wt.exists()
+    pin = f"refs/branchkeeper/reaped/detached-wt-{head[:10]}"
+    assert w.rev(pin) == head
+    operation = Journal(common_dir_of(w.path)).operations()[-1]
+    assert (operation.op, [i.ref for i in operation.items]) == ("worktree-remove", [pin])
+    # the remote branch goes away; undo must not invent a remote-tracking ref
+    w.git("push", "-q", "origin", "--delete", "feat")
+    w.git("fetch", "-q", "--prune", "origin")
+    assert main(["-C", str(w.path), "undo"]) == 0
+    assert not w.has_ref("refs/remotes/origin/feat")
+    assert w.rev(pin) == head
