@@ -221,7 +221,8 @@ class SweepConfig(_Block):
         description="commits behind the default branch before a branch is flagged")
     squash_window: int = Field(
         default=10000, ge=1, description="most base commits the squash-merge proof examines")
-    fetch_timeout_s: float = Field(default=60.0, gt=0, description="timeout of one fetch, seconds")
+    fetch_timeout_s: float = Field(default=60.0, gt=0, allow_inf_nan=False,
+                                   description="timeout of one fetch, seconds")
 
 
 class BranchesConfig(_Block):
@@ -257,7 +258,8 @@ class WorktreesConfig(_Block):
     disposable_ignored: list[Glob] = Field(
         default_factory=list, description="with --strict-ignored: the only ignored files to lose")
     activity_window_hours: float = Field(
-        default=3.0, gt=0, description="a worktree touched this recently is active and kept")
+        default=3.0, gt=0, allow_inf_nan=False,
+        description="a worktree touched this recently is active and kept")
     agent_state_dir: RelPath = Field(
         default=".agentic", description="agent state directory: protected unless listed disposable")
     agent_state_disposable: list[Glob] = Field(
