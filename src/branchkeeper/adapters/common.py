@@ -6,11 +6,14 @@ import argparse
 import os
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from rich.console import Console
 
 from branchkeeper.git.repo import RepoFacts, repo_facts
-from branchkeeper.model.config import LoadedConfig, load_config
+
+if TYPE_CHECKING:
+    from branchkeeper.model.config import Config, LoadedConfig
 
 
 def start_dir(args: argparse.Namespace) -> Path:
@@ -24,8 +27,19 @@ def open_repository(args: argparse.Namespace) -> tuple[RepoFacts, LoadedConfig]:
 
     Raises :class:`NotARepositoryError`, :class:`GitTooOldError` or :class:`ConfigError`.
     """
+    from branchkeeper.model.config import load_config
+
     facts = repo_facts(start_dir(args))
     return facts, load_config(facts.main_root)
+
+
+def open_repository_cached(args: argparse.Namespace) -> tuple[RepoFacts, Config]:
+    """Like :func:`open_repository`, with the configuration from the validated cache when it
+    is current (no pydantic import): for read-only commands on the hot side."""
+    from branchkeeper.model.config_cache import load_config_cached
+
+    facts = repo_facts(start_dir(args))
+    return facts, load_config_cached(facts.main_root, facts.common_dir)
 
 
 def stdout_console() -> Console:

@@ -84,7 +84,7 @@ class InventoryCache:
             self.path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
             fd, tmp = tempfile.mkstemp(prefix=".cache-", dir=self.path.parent)
             with os.fdopen(fd, "w", encoding="utf-8") as fh:
-                json.dump(data, fh, separators=(",", ":"))
+                fh.write(json.dumps(data, separators=(",", ":")))  # dumps: the C encoder
             os.replace(tmp, self.path)
         except OSError:
             with contextlib.suppress(OSError, UnboundLocalError):
@@ -98,7 +98,7 @@ def write_json_atomic(path: Path, data: object) -> None:
         path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(prefix=f".{path.name}-", dir=path.parent)
         with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            json.dump(data, fh, separators=(",", ":"))
+            fh.write(json.dumps(data, separators=(",", ":")))  # dumps: the C encoder
         os.replace(tmp, path)
     except OSError:
         if tmp is not None:

@@ -11,8 +11,11 @@ from __future__ import annotations
 
 import re
 import time
-from dataclasses import dataclass, field, replace
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from branchkeeper.analysis.cache import InventoryCache, write_json_atomic
 from branchkeeper.analysis.graph import read_grafts, walk_subgraph
@@ -29,7 +32,6 @@ from branchkeeper.analysis.refs import (
 from branchkeeper.git.repo import RepoFacts, Worktree, list_worktrees
 from branchkeeper.git.run import GitError, run_git
 from branchkeeper.git.types import Oid
-from branchkeeper.model.config import Config
 from branchkeeper.model.records import (
     BranchRecord,
     BranchState,
@@ -37,6 +39,9 @@ from branchkeeper.model.records import (
     Park,
     Stage,
 )
+
+if TYPE_CHECKING:
+    from branchkeeper.model.config import Config
 
 _DAY = 86400.0
 
@@ -155,14 +160,26 @@ def _creation_dates_git(root: Path, names: list[str]) -> dict[str, int]:
 
 
 def _stage(age: float, config: Config) -> Stage | None:
+    return _stager(config)(age)
+
+
+def _stager(config: Config) -> Callable[[float], Stage | None]:
+    """The dormancy stage of an age in days, thresholds read once (a loop over thousands)."""
     d = config.branches.dormancy
-    if d.mode == "off" or age < d.effective_advisory_days:
-        return None
-    if age >= d.effective_block_days and d.mode == "block":
-        return Stage.BLOCK
-    if age >= d.effective_noisy_days:
-        return Stage.NOISY
-    return Stage.ADVISORY
+    mode = d.mode
+    advisory, noisy, block = (d.effective_advisory_days, d.effective_noisy_days,
+                              d.effective_block_days)
+
+    def stage(age: float) -> Stage | None:
+        if mode == "off" or age < advisory:
+            return None
+        if age >= block and mode == "block":
+            return Stage.BLOCK
+        if age >= noisy:
+            return Stage.NOISY
+        return Stage.ADVISORY
+
+    return stage
 
 
 def build_inventory(
@@ -206,12 +223,15 @@ def build_inventory(
     branches_cfg = config.branches
     default_name = default.name
 
+    exempt_globs = list(branches_cfg.exempt)
+    line_globs = list(branches_cfg.integration_lines)
+
     def role(name: str) -> BranchState | None:
-        if matches_any(name, branches_cfg.exempt):
+        if exempt_globs and matches_any(name, exempt_globs):
             return BranchState.EXEMPT
         if default_name is not None and name == default_name:
             return BranchState.DEFAULT
-        if matches_any(name, branches_cfg.integration_lines):
+        if line_globs and matches_any(name, line_globs):
             return BranchState.INTEGRATION_LINE
         return None
 
@@ -334,6 +354,7 @@ def build_inventory(
             tip_groups.setdefault(info.oid, []).append(n)
 
     records: list[BranchRecord] = []
+    stage_of = _stager(config)
     for n in names:
         local = table.local.get(n)
         rem = table.remote.get(n)
@@ -351,28 +372,29 @@ def build_inventory(
             subgraph is None or subgraph.is_park_commit(tip) or tip not in subgraph.commits
         ):
             parked = Park(info.parked_reason, info.parked_by, info.date or 0)
-        base = BranchRecord(
-            state=BranchState.UNKNOWN,
-            name=n,
-            local_tip=local.oid if local else None,
-            remote_tip=rem.oid if rem else None,
-            upstream=(local.upstream or None) if local else None,
-            upstream_gone=bool(local and local.upstream_gone),
-            worktree=worktree_of.get(n),
-            age_days=None if age is None else round(age, 2),
-            tip_date=info.date,
-            created=created_at,
-            parked=parked,
-            number_token=number_token(n, info.subject),
-            same_tip_as=same,
-        )
+        local_tip = local.oid if local else None
+        remote_tip = rem.oid if rem else None
+        upstream = (local.upstream or None) if local else None
+        upstream_gone = bool(local and local.upstream_gone)
+        worktree = worktree_of.get(n)
+        age_days = None if age is None else round(age, 2)
+        token = number_token(n, info.subject)
+
+        # One construction per record (frozen dataclasses are slow to copy, 5,000 of them).
+        make = partial(
+            BranchRecord, name=n, local_tip=local_tip, remote_tip=remote_tip,
+            upstream=upstream, upstream_gone=upstream_gone, worktree=worktree,
+            age_days=age_days, tip_date=info.date, created=created_at, parked=parked,
+            number_token=token, same_tip_as=same)
+
         fixed = roles[n]
         if fixed is not None:
-            records.append(replace(base, state=fixed))
+            records.append(make(state=fixed))
             continue
         if tip is None or info.objecttype != "commit":
-            records.append(replace(base, reason=f"tip is a {info.objecttype or 'missing'} "
-                                   "object, not a commit"))
+            records.append(make(state=BranchState.UNKNOWN,
+                                reason=f"tip is a {info.objecttype or 'missing'} object, "
+                                "not a commit"))
             continue
         verdict = verdicts.get(tip, TipVerdict(unknown="not reached"))
         walk = subgraph.walk(tip) if subgraph is not None and tip in subgraph.commits else None
@@ -407,7 +429,7 @@ def build_inventory(
                 state = BranchState.PARKED
                 reason = f"parked: {parked.reason}"
             else:
-                stage = _stage(age or 0.0, config) if age is not None else None
+                stage = stage_of(age) if age is not None else None
                 state = BranchState.DORMANT if stage is not None else BranchState.LIVE
         containment = None
         containing = None
@@ -429,13 +451,11 @@ def build_inventory(
                 containment = Containment.NOWHERE
         stage = None
         if state is BranchState.DORMANT and age is not None:
-            stage = _stage(age, config)
-        records.append(replace(
-            base, state=state, reason=reason, proof=proof, containment=containment,
+            stage = stage_of(age)
+        records.append(make(
+            state=state, reason=reason, proof=proof, containment=containment,
             containing_ref=containing, stage=stage, ahead=ahead, behind=behind_of.get(tip),
-            unpushed=unpushed,
-            lines=lines.get(tip) if proof is None else None,
-        ))
+            unpushed=unpushed, lines=lines.get(tip) if proof is None else None))
     cache.save()
     if use_cache:
         write_json_atomic(facts.common_dir / "branchkeeper" / LAST_SWEEP,

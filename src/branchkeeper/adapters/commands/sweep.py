@@ -7,11 +7,16 @@ import json
 import sys
 from pathlib import Path
 
-from branchkeeper.adapters.common import open_repository, stderr_console, stdout_console
+from branchkeeper.adapters.common import (
+    open_repository,
+    open_repository_cached,
+    stderr_console,
+    stdout_console,
+)
 from branchkeeper.analysis.inventory import Inventory, build_inventory
 from branchkeeper.errors import BranchkeeperError, ExitCode
 from branchkeeper.git.repo import repo_facts
-from branchkeeper.model.config import load_config
+from branchkeeper.model.config_cache import load_config_cached
 from branchkeeper.model.records import Stage
 from branchkeeper.render.sweep import inventory_json, render_text
 
@@ -55,16 +60,16 @@ def exit_code(inv: Inventory, *, fail_on_risk: bool) -> int:
 def _inventory(facts_dir: Path | None, args: argparse.Namespace | None, *, budget_ms: int | None,
                use_cache: bool) -> Inventory:
     if args is not None:
-        facts, loaded = open_repository(args)
+        facts, config = open_repository_cached(args)
     else:
         assert facts_dir is not None
         facts = repo_facts(facts_dir)
-        loaded = load_config(facts.main_root)
+        config = load_config_cached(facts.main_root, facts.common_dir)
     err = stderr_console()
     if err.is_terminal:
         with err.status("classifying branches...", spinner="dots"):
-            return build_inventory(facts, loaded.config, budget_ms=budget_ms, use_cache=use_cache)
-    return build_inventory(facts, loaded.config, budget_ms=budget_ms, use_cache=use_cache)
+            return build_inventory(facts, config, budget_ms=budget_ms, use_cache=use_cache)
+    return build_inventory(facts, config, budget_ms=budget_ms, use_cache=use_cache)
 
 
 def emit(inv: Inventory, *, as_json: bool, show_all: bool) -> None:
