@@ -18,7 +18,7 @@ import time
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 from branchkeeper.analysis.last_sweep import LAST_SWEEP, read_last_sweep
 from branchkeeper.analysis.refs import RefInfo, RefTable
@@ -157,8 +157,7 @@ def read_ref_table(repo: Repo, remote: str) -> RefTable:
     return RefTable(remote, local, remote_refs, remote_head, by_ref)
 
 
-@dataclass(frozen=True, slots=True)
-class SweepEntry:
+class SweepEntry(NamedTuple):  # thousands per hook call: a tuple is cheap to build
     """One branch of the last sweep, trusted only while the branch is still at ``tip``."""
 
     tip: str

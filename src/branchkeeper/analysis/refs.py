@@ -8,8 +8,9 @@ from __future__ import annotations
 
 import fnmatch
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import NamedTuple
 
 from branchkeeper.git.parse import ParseError
 from branchkeeper.git.run import run_git
@@ -32,9 +33,11 @@ REF_FORMAT = _SEP.join(_FIELDS) + "%00%01"
 _RECORD_END = b"\0\x01\n"
 
 
-@dataclass(frozen=True, slots=True)
-class RefInfo:
-    """One ref as ``for-each-ref`` reports it. ``date`` is the tip's committer date (unix s)."""
+class RefInfo(NamedTuple):
+    """One ref as ``for-each-ref`` reports it. ``date`` is the tip's committer date (unix s).
+
+    A NamedTuple, not a frozen dataclass: thousands are built per run, on the hook path too.
+    """
 
     ref: str
     oid: Oid | None
@@ -142,7 +145,7 @@ def read_refs(root: Path, remote: str, *, extra_patterns: Sequence[str] = ()) ->
     # for-each-ref for %(upstream:track) would walk history once per branch).
     for name, info in list(local.items()):
         if info.upstream.startswith(remote_prefix) and info.upstream not in by_ref:
-            local[name] = replace(info, upstream_gone=True)
+            local[name] = info._replace(upstream_gone=True)
             by_ref[info.ref] = local[name]
     return RefTable(remote, local, remote_refs, remote_head, by_ref)
 

@@ -7,7 +7,7 @@ creation decision and noisy-stage lines on allowed ones.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 if TYPE_CHECKING:
     from branchkeeper.model.config import Config
@@ -42,8 +42,7 @@ class CreationView:
     now: float
 
 
-@dataclass(frozen=True, slots=True)
-class OpenBranch:
+class OpenBranch(NamedTuple):  # thousands per hook call: a tuple is cheap to build
     """One counted branch: name, tip, age in days (None unknown), and, from a sweep entry still
     at this tip, its state, stage, containment and worktree."""
 
