@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import os
 import re
+import shlex
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -126,6 +127,38 @@ def _short(ref: str | None) -> str | None:
     return None
 
 
+def _pin_unreferenced_head(wt: Worktree, where: Path, common_dir: Path, log: Log) -> bool | None:
+    """Save before destroy: a detached HEAD that no ref contains gets a ref of ours first.
+
+    Returns None when nothing needed pinning, True when pinned (and journaled, so the ref and
+    the restore command are on record), False when it could not be pinned (keep the worktree).
+    """
+    if wt.branch is not None or wt.head is None:
+        return None
+    from branchkeeper.actions.journal import ItemOutcome, ItemResult, Journal, JournalItem, OpStatus
+    from branchkeeper.actions.refupdate import RefOutcome, create_refs
+    from branchkeeper.analysis.worktree_model import ref_containing
+
+    try:
+        if ref_containing(where, wt.head) is not None:
+            return None
+    except Exception:  # cannot tell: pin, which costs nothing
+        pass
+    pin = f"refs/branchkeeper/pinned/{wt.path.name}-{wt.head[:10]}"
+    restore = f"git worktree add {shlex.quote(str(wt.path))} {shlex.quote(pin)}"
+    journal = Journal(common_dir)
+    op_id = journal.begin("worktree-remove", [JournalItem(pin, wt.head, None, restore)],
+                          bundle=None, note=f"WorktreeRemove {wt.path}: detached HEAD pinned")
+    result = create_refs(where, {pin: wt.head}, must_not_exist=False)[pin]
+    ok = result.outcome in (RefOutcome.CREATED, RefOutcome.PRESENT)
+    journal.record(op_id, ItemResult(pin, ItemOutcome.KEPT, "pinned before removal" if ok
+                                     else result.reason))
+    journal.end(op_id, OpStatus.DONE if ok else OpStatus.FAILED)
+    log(f"pinned the detached HEAD of {wt.path} as {pin}" if ok else
+        f"could not pin the detached HEAD of {wt.path}: {result.reason}")
+    return ok
+
+
 def remove_worktree(event: HookEvent, *, plugin: Plugin, log: Log) -> HookResponse:
     """Handle WorktreeRemove; see the module docstring. Always exits 0; a refusal by git is
     reported on stderr and in the log, and the worktree is kept."""
@@ -141,6 +174,12 @@ def remove_worktree(event: HookEvent, *, plugin: Plugin, log: Log) -> HookRespon
     where = facts.common_dir if main.bare else main.path
     safe = plugin("force_removal_safe")
     force = bool(safe(match.path, cwd=where)) if safe is not None else False
+    pinned = _pin_unreferenced_head(match, where, facts.common_dir, log)
+    if pinned is False:
+        message = (f"branchkeeper: kept worktree {match.path}: its detached HEAD is in no ref "
+                   "and could not be pinned")
+        log(message)
+        return HookResponse(stderr=message)
     args = ["worktree", "remove", *(["--force"] if force else []), str(match.path)]
     fault("hook-worktree-remove.before_remove")
     result = run_git(args, cwd=where, check=False, timeout=60)

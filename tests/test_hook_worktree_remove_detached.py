@@ -1,0 +1,35 @@
+"""WorktreeRemove never loses a detached HEAD that no ref holds: it is pinned first."""
+
+from __future__ import annotations
+
+import json
+
+from branchkeeper.actions.journal import Journal
+from branchkeeper.actions.statedir import common_dir_of
+from tests.gitrepo import GitRepo
+from tests.hookutil import run_hook
+
+
+def test_detached_unreferenced_commit_is_pinned_before_removal(
+        remote_and_clone: tuple[GitRepo, GitRepo]) -> None:
+    _, w = remote_and_clone
+    created = run_hook("WorktreeCreate", {"session_id": "S5", "cwd": str(w.path),
+                                          "hook_event_name": "WorktreeCreate",
+                                          "name": "agent-3"})
+    assert created.returncode == 0, created.stderr
+    path = created.stdout.decode().strip().splitlines()[-1]
+    wt = GitRepo(w.path / ".claude" / "worktrees" / "agent-3")
+    assert str(wt.path) == path
+    wt.git("checkout", "-q", "--detach")
+    precious = wt.commit("precious", files={"p.txt": "p\n"})
+    removed = run_hook("WorktreeRemove", {"session_id": "S5", "cwd": str(w.path),
+                                          "hook_event_name": "WorktreeRemove",
+                                          "worktree_path": path})
+    assert (removed.returncode, removed.stdout) == (0, b"")
+    assert not wt.path.exists()
+    pin = f"refs/branchkeeper/pinned/agent-3-{precious[:10]}"
+    assert w.rev(pin) == precious
+    op = Journal(common_dir_of(w.path)).operations()[-1]
+    assert (op.op, [i.ref for i in op.items], op.status.value) == (
+        "worktree-remove", [pin], "done")
+    assert json.loads(json.dumps(op.items[0].to_json()))["old"] == precious
