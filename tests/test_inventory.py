@@ -349,3 +349,21 @@ def test_bare_server_has_no_lost_work_risk(remote_and_clone: tuple[GitRepo, GitR
     assert doc["summary"]["lost_work_risk"] == 0
     rec = next(b for b in doc["branches"] if b["name"] == "feat")
     assert (rec["state"], rec["containment"], rec["unpushed"]) == ("live", None, None)
+
+
+def test_local_default_ahead_of_its_remote_is_lost_work_risk(
+        remote_and_clone: tuple[GitRepo, GitRepo], capsys: pytest.CaptureFixture[str]) -> None:
+    """A merge into the local default branch that was never pushed exists only in this clone."""
+    _, w = remote_and_clone
+    w.switch("feat/a", create=True)
+    w.commit("a", files={"a.txt": "a\n"})
+    w.switch("main")
+    w.merge("feat/a")
+    doc = sweep_json(w, capsys)
+    main_rec = next(b for b in doc["branches"] if b["name"] == "main")
+    assert (main_rec["state"], main_rec["containment"], main_rec["unpushed"]) == (
+        "default", "nowhere", 2)
+    assert doc["summary"]["lost_work_risk"] == 1
+    capsys.readouterr()
+    assert main(["-C", str(w.path), "sweep"]) == 0
+    assert "secure it: git push -u origin main" in capsys.readouterr().out

@@ -389,7 +389,22 @@ def build_inventory(
 
         fixed = roles[n]
         if fixed is not None:
-            records.append(make(state=fixed))
+            # The default branch and integration lines are not work, but commits on their
+            # local copy that no remote holds are still lost with this clone: say so.
+            unpushed_line = None
+            if fixed is not BranchState.EXEMPT and local is not None and local.oid is not None \
+                    and remote_configured and (rem is None or rem.oid != local.oid):
+                res = run_git(["rev-list", "--count", local.oid, "--not",
+                               f"--remotes={remote}"], cwd=root, check=False)
+                if res.returncode == 0 and res.text.strip().isdigit():
+                    unpushed_line = int(res.text.strip())
+            if unpushed_line:
+                records.append(make(state=fixed, containment=Containment.NOWHERE,
+                                    unpushed=unpushed_line,
+                                    reason=f"{unpushed_line} commit(s) on the local copy that "
+                                    f"no remote holds"))
+            else:
+                records.append(make(state=fixed))
             continue
         if tip is None or info.objecttype != "commit":
             records.append(make(state=BranchState.UNKNOWN,
