@@ -29,7 +29,19 @@ def _program(value: str) -> str:
     if value != "absolute":
         # A path to an existing program is quoted for the user ("/opt/my tools/branchkeeper");
         # anything else is taken as the shell-quoted prefix it is documented to be.
-        return shlex.quote(value) if os.path.isfile(value) else value
+        if os.path.isfile(value):
+            return shlex.quote(value)
+        try:
+            words = shlex.split(value)
+        except ValueError:
+            words = []
+        # A path with spaces written without quotes ("/opt/my tools/branchkeeper") would run
+        # "/opt/my" from a shell: a value that starts like a path and splits is one path.
+        if len(words) > 1 and value.startswith(("/", "~", "./", "../")) and \
+                not os.path.exists(os.path.expanduser(words[0])) and \
+                not any(q in value for q in "'\"\\"):
+            return shlex.quote(value)
+        return value
     script = Path(sys.executable).parent / core.DEFAULT_PROGRAM
     if script.is_file():
         return shlex.quote(str(script))
