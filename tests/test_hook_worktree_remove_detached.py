@@ -33,3 +33,14 @@ def test_detached_unreferenced_commit_is_pinned_before_removal(
     assert (op.op, [i.ref for i in op.items], op.status.value) == (
         "worktree-remove", [pin], "done")
     assert json.loads(json.dumps(op.items[0].to_json()))["old"] == precious
+
+
+def test_worktree_create_in_a_repository_without_commits(tmp_path: object) -> None:
+    from pathlib import Path
+
+    repo = GitRepo.init(Path(str(tmp_path)) / "empty")
+    out = run_hook("WorktreeCreate", {"session_id": "s", "cwd": str(repo.path),
+                                      "hook_event_name": "WorktreeCreate", "name": "a1"})
+    assert (out.returncode, out.stdout) == (1, b"")
+    assert out.stderr.decode() == ("branchkeeper: the repository has no commit yet, so there "
+                                   "is nothing to start a worktree from; make a first commit\n")

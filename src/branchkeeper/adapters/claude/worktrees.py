@@ -106,11 +106,20 @@ def create_worktree(event: HookEvent, *, plugin: Plugin, log: Log) -> HookRespon
         if kind == "warn" and reason:
             note = reason
     created = not records.branch_exists(top, branch)
-    if created:
-        run_git(["worktree", "add", "-q", "-b", branch, str(path), "HEAD"], cwd=top)
-    else:
-        # Left over from an earlier worktree: check it out again, nothing new is created.
-        run_git(["worktree", "add", "-q", str(path), branch], cwd=top)
+    if created and run_git(["rev-parse", "--verify", "-q", "HEAD^{commit}"], cwd=top,
+                           check=False).returncode != 0:
+        return HookResponse(exit_code=1, stderr=(
+            "branchkeeper: the repository has no commit yet, so there is nothing to start a "
+            "worktree from; make a first commit"))
+    args = (["worktree", "add", "-q", "-b", branch, str(path), "HEAD"] if created else
+            # Left over from an earlier worktree: check it out again, nothing new is created.
+            ["worktree", "add", "-q", str(path), branch])
+    res = run_git(args, cwd=top, check=False)
+    if res.returncode != 0:
+        detail = res.stderr.decode("utf-8", "replace").strip().splitlines()
+        return HookResponse(exit_code=1, stderr=(
+            f"branchkeeper: git could not create the worktree {path}: "
+            f"{detail[-1] if detail else 'exit ' + str(res.returncode)}"))
     _exclude(facts.common_dir)
     if created:
         try:
