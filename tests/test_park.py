@@ -140,3 +140,23 @@ def test_undo_of_a_pushed_park_prints_the_remote_rewind(
     # the printed command really rewinds the remote, and only the empty marker goes
     subprocess.run(rewind, shell=True, cwd=w.path, check=True, capture_output=True)
     assert bare.git("rev-parse", "task") == tip
+
+
+def test_a_local_park_marker_alone_is_not_lost_work(
+        remote_and_clone: tuple[GitRepo, GitRepo], capsys: pytest.CaptureFixture[str]) -> None:
+    """Only the marker is unpushed: the work under it is on the default branch or on the
+    branch's own remote copy, so no LOST WORK RISK is raised for the marker."""
+    _, w = remote_and_clone
+    w.git("branch", "waiting")
+    w.switch("pushed-wait", create=True)
+    w.commit("work", files={"w.txt": "w\n"})
+    w.git("push", "-q", "-u", "origin", "pushed-wait")
+    w.switch("main")
+    for name in ("waiting", "pushed-wait"):
+        assert main(["-C", str(w.path), "park", "--no-push", "--reason", "r", "--by", "me",
+                     "--", name]) == 0
+    recs = _sweep(w, capsys)
+    assert (recs["waiting"]["state"], recs["waiting"]["containment"],
+            recs["waiting"]["unpushed"]) == ("parked", "in_default", 0)
+    assert (recs["pushed-wait"]["state"], recs["pushed-wait"]["containment"],
+            recs["pushed-wait"]["unpushed"]) == ("parked", "own_remote_only", 0)

@@ -453,14 +453,22 @@ def build_inventory(
             unpushed = sum(1 for c in walk.unique
                            if c not in held_by and not subgraph.is_park_commit(c))
         if not state.preserved and not unstarted and remote_configured:
-            holders = held_by.get(tip, [])
+            # Park markers are bookkeeping, not work: judge where the work under them lives.
+            work_tip = tip
+            while subgraph is not None and subgraph.is_park_commit(work_tip):
+                work_tip = subgraph.commits[work_tip].parents[0]
+            in_base = subgraph is not None and (
+                work_tip not in subgraph.commits or subgraph.commits[work_tip].boundary)
+            holders = held_by.get(work_tip, [])
             others = [h for h in holders if h != n]
-            if others:
+            if work_tip != tip and in_base:
+                containment = Containment.IN_DEFAULT
+            elif others:
                 lines_first = sorted(others, key=lambda h: (roles.get(h) is not
                                                             BranchState.INTEGRATION_LINE, h))
                 containment = Containment.IN_REMOTE_REF
                 containing = f"{remote}/{lines_first[0]}"
-            elif n in holders or (rem is not None and rem.oid == tip):
+            elif n in holders or (rem is not None and rem.oid in (tip, work_tip)):
                 containment = Containment.OWN_REMOTE_ONLY
             elif subgraph is not None:
                 containment = Containment.NOWHERE
