@@ -367,3 +367,18 @@ def test_local_default_ahead_of_its_remote_is_lost_work_risk(
     capsys.readouterr()
     assert main(["-C", str(w.path), "sweep"]) == 0
     assert "secure it: git push -u origin main" in capsys.readouterr().out
+
+
+def test_fast_forward_merged_branch_is_merged_not_unstarted(
+        remote_and_clone: tuple[GitRepo, GitRepo], capsys: pytest.CaptureFixture[str]) -> None:
+    _, w = remote_and_clone
+    w.switch("ff", create=True)
+    w.commit("work", files={"ff.txt": "ff\n"})
+    w.switch("main")
+    w.git("merge", "-q", "--ff-only", "ff")
+    w.git("push", "-q", "origin", "main")
+    w.git("branch", "fresh")  # created at the same tip, nothing done on it
+    recs = {b["name"]: b for b in sweep_json(w, capsys)["branches"]}
+    assert (recs["ff"]["state"], recs["ff"]["proof"]["kind"]) == ("merged", "ancestor")
+    assert (recs["fresh"]["state"], recs["fresh"]["reason"]) == (
+        "live", "unstarted: at the same tip as main")

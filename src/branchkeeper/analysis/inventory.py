@@ -159,6 +159,18 @@ def _creation_dates_git(root: Path, names: list[str]) -> dict[str, int]:
     return created
 
 
+def _had_work(facts: RepoFacts, name: str | None) -> bool:
+    """Whether local branch ``name``'s reflog records more than its creation (a commit, a
+    merge, a reset): read from the reflog file (files backend); False when unknown."""
+    if name is None:
+        return False
+    try:
+        with open(facts.common_dir / "logs" / "refs" / "heads" / name, "rb") as fh:
+            return sum(1 for _ in fh) > 1
+    except (OSError, ValueError):
+        return False
+
+
 def _stage(age: float, config: Config) -> Stage | None:
     return _stager(config)(age)
 
@@ -418,7 +430,9 @@ def build_inventory(
             ahead = sum(1 for c in walk.unique if not subgraph.is_park_commit(c))
         elif verdict.proof is not None and verdict.proof.kind.value == "ancestor":
             ahead = 0
-        unstarted = tip in default_tips
+        # At the default branch's tip: unstarted (C07) unless its reflog shows work on it (a
+        # fast-forward merge leaves the same tip behind).
+        unstarted = tip in default_tips and not _had_work(facts, n if local else None)
         state: BranchState
         reason = verdict.note
         proof = verdict.proof
