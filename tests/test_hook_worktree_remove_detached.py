@@ -44,3 +44,18 @@ def test_worktree_create_in_a_repository_without_commits(tmp_path: object) -> No
     assert (out.returncode, out.stdout) == (1, b"")
     assert out.stderr.decode() == ("branchkeeper: the repository has no commit yet, so there "
                                    "is nothing to start a worktree from; make a first commit\n")
+
+
+def test_pre_tool_use_without_session_id_is_still_judged(
+        remote_and_clone: tuple[GitRepo, GitRepo]) -> None:
+    _, w = remote_and_clone
+    w.switch("wip", create=True)
+    w.commit("unpushed", files={"u.txt": "u\n"})
+    w.switch("main")
+    out = run_hook("PreToolUse", {"cwd": str(w.path), "hook_event_name": "PreToolUse",
+                                  "tool_name": "Bash",
+                                  "tool_input": {"command": "git branch -D wip"}})
+    assert out.returncode == 0
+    decision = json.loads(out.stdout)["hookSpecificOutput"]
+    assert decision["permissionDecision"] == "deny"
+    assert decision["permissionDecisionReason"].startswith("[R-GIT-BRANCH-FORCE-DELETE] ")

@@ -160,9 +160,13 @@ def parse_event(event: str, data: bytes) -> HookEvent:
         raise InputError("input JSON is nested too deeply") from None
     if not isinstance(payload, dict):
         raise InputError(f"input must be a JSON object, not {type(payload).__name__}")
-    session_id = _text(payload, "session_id", required=True)
+    # A guard decision needs no session: judging a command without one is safer than letting
+    # it through unjudged. Every recording event needs it.
+    session_id = _text(payload, "session_id", required=event != "PreToolUse")
     if not session_id:
-        raise InputError("field 'session_id' is empty")
+        if event != "PreToolUse":
+            raise InputError("field 'session_id' is empty")
+        session_id = "no-session"
     cwd = _text(payload, "cwd", required=True)
     if not cwd.startswith("/"):
         raise InputError(f"field 'cwd' must be an absolute path, not {cwd[:200]!r}")
