@@ -18,6 +18,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from branchkeeper.analysis.jsonfile import read_json, write_json_atomic
+
+__all__ = ["InventoryCache", "read_json", "write_json_atomic"]
+
 CACHE_VERSION = 3
 
 
@@ -89,26 +93,3 @@ class InventoryCache:
         except OSError:
             with contextlib.suppress(OSError, UnboundLocalError):
                 os.unlink(tmp)
-
-
-def write_json_atomic(path: Path, data: object) -> None:
-    """Write ``data`` as JSON to ``path`` atomically (temp file + replace); errors ignored."""
-    tmp = None
-    try:
-        path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}-", dir=path.parent)
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(json.dumps(data, separators=(",", ":")))  # dumps: the C encoder
-        os.replace(tmp, path)
-    except OSError:
-        if tmp is not None:
-            with contextlib.suppress(OSError):
-                os.unlink(tmp)
-
-
-def read_json(path: Path) -> object:
-    """The JSON in ``path``, or ``None`` when absent, unreadable or corrupt."""
-    try:
-        return json.loads(path.read_text("utf-8"))
-    except (OSError, ValueError):
-        return None
