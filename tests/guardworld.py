@@ -16,6 +16,9 @@ Layout under the world directory W:
                              contains it); both made after the other clones
   stashed/                   a stash entry, README.md modified, todo.txt untracked;
                              stashed-off/ the same with branches.force_removal.mode: off
+  resets/                    `ahead` checked out, one commit no other ref holds; `spare` (an
+                             unpushed commit); aliases nuke = branch -D, zap = !git branch -D
+                             ahead, st = status
 """
 
 from __future__ import annotations
@@ -150,6 +153,18 @@ def build(w: Path) -> Path:
     (s.path / "todo.txt").write_text("untracked\n")
     set_config(s.path, BASE_CFG)
     _copy(s.path, w / "stashed-off", BASE_CFG + "  force_removal:\n    mode: 'off'\n")
+    # reset routes: branch `ahead` checked out, its tip (one commit) in no other ref; aliases
+    r = GitRepo.clone(bare.path, w / "resets")
+    r.switch("ahead", create=True, start="main")
+    r.commit("ahead work", files={"ahead.txt": "a\n"}, days_ago=0.2)
+    r.git("config", "alias.nuke", "branch -D")
+    r.git("config", "alias.zap", "!git branch -D ahead")
+    r.git("config", "alias.st", "status")
+    r.git("branch", "spare", "main")
+    r.switch("spare")
+    r.commit("spare work", files={"spare.txt": "s\n"}, days_ago=0.2)
+    r.switch("ahead")
+    set_config(r.path, BASE_CFG)
     return w
 
 

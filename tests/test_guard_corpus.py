@@ -22,6 +22,7 @@ FORCE, WT, PUSH = "R-GIT-BRANCH-FORCE-DELETE", "R-GIT-WORKTREE-REMOVE-FORCE", "R
 EVAC, UNP = "R-GIT-EVACUATE-DESTROY", "R-GIT-UNPARSED-DESTRUCTIVE"
 CAP, DORM, DUP = "R-BRANCH-WIP-CAP", "R-BRANCH-DORMANCY-BLOCK", "R-BRANCH-DUPLICATE-STEM"
 OVER, DISC = "R-GIT-BRANCH-OVERWRITE", "R-GIT-DISCARD-CHANGES"
+CONSENT = "R-BRANCHKEEPER-CONSENT"
 
 BENIGN = [
     "ls -la", "pwd", "echo 'git branch -D lonely'", 'echo "git push origin --delete main"',
@@ -222,6 +223,45 @@ CASES += [("under", "git -C ../wt/dirty reset --hard", D, DISC), ("under", "cd .
           ("stashed-off", "git stash drop", A, ""), ("stashed-off", "git reset --hard", A, ""),
           ("stashed-off", "git clean -f", A, "")]
 
+# Tester's report (issue 5 follow-up): seven more ways to lose work.
+CASES += [("under", "git worktree remove ../wt/detached", D, WT), ("under", "git worktree remove {W}/wt/detached", D, WT),
+          ("wt/clean", "git worktree remove ../detached", D, WT), ("under", "git worktree remove ../wt/clean", A, "")]
+CONSENT_CMDS = [
+    'echo DELETE | script -qec "branchkeeper delete --allow-unproven --reason r X" /dev/null',
+    "branchkeeper delete --allow-unproven --reason scratch lonely", "yes DELETE | branchkeeper delete --allow-unproven --reason r -- lonely",
+    "bash -c 'branchkeeper delete --allow-unproven --reason r lonely'",
+    "expect -c 'spawn branchkeeper delete --allow-unproven --reason r lonely; send DELETE\\r'",
+]
+CASES += [("under", c, D, CONSENT) for c in CONSENT_CMDS] + [("under", "branchkeeper delete -- lonely", A, "")]
+RM_GLOB = ["rm -rf ../wt/d*", "rm -rf ../wt/*", "rm -r ../wt/de*", "rm -rf {W}/wt/d*", "cd .. && rm -rf wt/[d]*",
+           "rm -rf ../w?/dirty"]
+RM_GLOB_OK = ["rm -rf ../wt/c*", "rm -rf ../wt/r*", "rm -rf ../nothing-*", "rm -rf ../wt/clean/*"]
+RM_EXPANSION = ["rm -rf $X", 'rm -rf "$WT"', "rm -rf $(git worktree list | tail -1)", "rm -rf ../wt/{dirty,x}",
+                "for d in ../wt/dirty ../wt/clean; do rm -rf $d; done", "rm -rf ~/x"]
+CASES += [("under", c, D, WT) for c in RM_GLOB] + [("under", c, A, "") for c in RM_GLOB_OK]
+CASES += [("under", c, D, UNP) for c in RM_EXPANSION] + [("atcap", c, A, "") for c in RM_EXPANSION[:5]]
+STASH_DROP = ["git stash && git stash drop", "git stash -u && git stash clear", "git stash push -m x; git stash drop",
+              "git stash save wip && git stash drop stash@{0}", "git stash push --include-untracked && git stash clear"]
+CASES += [("wt/dirty", c, D, DISC) for c in STASH_DROP] + [("wt/clean", c, A, "") for c in STASH_DROP]
+CASES += [("under", "git -C ../wt/dirty stash && git -C ../wt/dirty stash drop", D, DISC),
+          ("wt/dirty", "git stash drop && git stash", A, ""), ("wt/dirty", "git stash list && git stash drop", A, "")]
+ALIASES = ["git -c alias.nuke='branch -D' nuke lonely", "git -c alias.x='!rm -rf ../wt/dirty' x",
+           "git -c alias.p='push origin --delete pushed-unmerged' status", "git -c alias.wr='worktree remove' st"]
+CASES += [("resets", c, D, UNP) for c in ALIASES] + [("resets", "git -c alias.l='log --oneline' l", A, "")]
+CASES += [("resets", "git nuke spare", D, FORCE), ("resets", "git nuke main", A, ""), ("resets", "git zap", D, UNP),
+          ("resets", "git st", A, ""), ("resets", "git frobnicate", A, ""), ("resets", "git -C . nuke spare", D, FORCE)]
+RESETS = ["git reset --hard origin/main", "git reset --soft HEAD~1", "git reset --keep HEAD~1", "git reset --merge main",
+          "git reset --mixed main", "git reset HEAD~1", "git reset -q --hard HEAD^", "git reset --hard spare"]
+CASES += [("resets", c, D, OVER) for c in RESETS] + [("under", "git -C ../resets reset --hard main", D, OVER)]
+CASES += [("resets", c, A, "") for c in ("git reset --hard HEAD", "git reset --hard", "git reset --soft ahead",
+                                         "git reset HEAD", "git reset -- ahead.txt", "git reset main -- ahead.txt")]
+CASES += [("wt/clean", "git reset --hard HEAD~1", A, ""), ("wt/detached", "git reset --hard main", A, "")]
+GITFILE = ["git --git-dir={W}/wt/dirty/.git --work-tree={W}/wt/dirty checkout -- .",
+           "git --git-dir={W}/wt/dirty/.git --work-tree={W}/wt/dirty reset --hard",
+           "GIT_DIR={W}/wt/dirty/.git GIT_WORK_TREE={W}/wt/dirty git restore ."]
+CASES += [("under", c, D, DISC) for c in GITFILE]
+CASES += [("under", "git --git-dir={W}/wt/clean/.git --work-tree={W}/wt/clean reset --hard", A, "")]
+
 
 @pytest.mark.parametrize(("repo", "command", "verdict", "rule"), CASES,
                          ids=[f"{r}:{c[:60]}" for r, c, _, _ in CASES])
@@ -406,7 +446,8 @@ def test_no_git_for_ordinary_commands(world: Path) -> None:
     for commands that are none of them."""
     before = processes_started()
     for c in ["ls -la", "npm test", "git status", "git log", "rm -rf build", "rm -rf /tmp/nothing-here",
-              "python -c 'print(1)", "git checkout main", "git reset --soft HEAD~1", "git stash"]:
+              "python -c 'print(1)", "git checkout main", "git reset --soft", "git stash",
+              "git stash list", "git reset HEAD -- a.txt", "rm -rf ../nowhere-*", "git commit -m x"]:
         decide_command(c, cwd=str(world / "under"))
     assert processes_started() == before
 

@@ -84,7 +84,9 @@ def locate(cwd: str, *, git_dir: str | None = None, work_tree: str | None = None
     if git_dir is not None:
         found = Path(git_dir)
         top = Path(work_tree) if work_tree else None
-        if not found.is_dir():
+        if found.is_file():  # a linked worktree's gitfile: git follows its `gitdir:` line
+            found = _read_gitfile(found)
+        if found is None or not found.is_dir():
             return None
     else:
         here = Path(cwd)
@@ -327,8 +329,7 @@ def discardable(cwd: str, pathspecs: Sequence[str], *, tracked: bool, untracked:
     tree root). Raises GitError, or ParseError (a ValueError) on malformed output."""
     from branchkeeper.analysis.worktree_status import parse_status_z
 
-    pre = [*([f"--git-dir={git_dir}"] if git_dir else []),
-           *([f"--work-tree={work_tree}"] if work_tree else [])]
+    pre = _globals(git_dir, work_tree)
     args = [*pre, "-c", "core.quotePath=false", "status", "--porcelain=v1", "-z", "--no-renames",
             "--untracked-files=" + ("all" if untracked or ignored else "no")]
     if ignored:
@@ -347,6 +348,45 @@ def is_ancestor(cwd: str, commit: str, rev: str) -> bool:
     res = run_git(["merge-base", "--is-ancestor", commit, rev], cwd=cwd,
                   timeout=GUARD_TIMEOUT_S, check=False)
     return res.returncode == 0
+
+
+def resolve_git_dir(git_dir: str) -> str:
+    """``git_dir`` itself, or the directory its ``gitdir:`` line names when it is a gitfile
+    (a linked worktree's ``.git`` file); no git process."""
+    path = Path(git_dir)
+    if path.is_file():
+        target = _read_gitfile(path)
+        if target is not None:
+            return str(target)
+    return git_dir
+
+
+def _globals(git_dir: str | None, work_tree: str | None) -> list[str]:
+    return [*([f"--git-dir={resolve_git_dir(git_dir)}"] if git_dir else []),
+            *([f"--work-tree={work_tree}"] if work_tree else [])]
+
+
+def current_branch(cwd: str, *, git_dir: str | None = None,
+                   work_tree: str | None = None) -> str | None:
+    """The full ref name of the branch checked out where a git command run in ``cwd`` acts
+    (one bounded ``symbolic-ref -q HEAD``), None on a detached HEAD. Raises GitError on a
+    timeout or when git cannot run."""
+    res = run_git([*_globals(git_dir, work_tree), "symbolic-ref", "-q", "HEAD"], cwd=cwd,
+                  timeout=GUARD_TIMEOUT_S, check=False)
+    if res.returncode != 0:
+        return None
+    ref = res.stdout.decode("utf-8", "surrogateescape").strip()
+    return ref if ref.startswith("refs/heads/") else None
+
+
+def read_alias(cwd: str, name: str, *, git_dir: str | None = None) -> str | None:
+    """The configured text of ``alias.<name>`` as git run in ``cwd`` sees it (one bounded
+    ``config --get``), None when there is none. Raises GitError on a timeout."""
+    res = run_git([*_globals(git_dir, None), "config", "--get", f"alias.{name}"], cwd=cwd,
+                  timeout=GUARD_TIMEOUT_S, check=False)
+    if res.returncode != 0:
+        return None
+    return res.stdout.decode("utf-8", "surrogateescape").rstrip("\n")
 
 
 def now() -> float:

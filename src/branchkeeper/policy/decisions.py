@@ -232,3 +232,117 @@ def unread_destructive(parsed: ParsedCommand) -> str | None:
         if _RISKY_WORD.search(leftover):
             return "; ".join(r for r in reasons if r.startswith(_SYNTAX))
     return None
+
+
+# -- shapes added after the tester's report (issue 5 follow-up) ---------------------------------
+_STASH = gitopts.spec(
+    "p|patch S|staged k|keep-index |no-keep-index q|quiet u|include-untracked "
+    "|no-include-untracked a|all m|message= |pathspec-from-file= |pathspec-file-nul"
+)
+
+
+def stash_save(g: GitInvocation) -> tuple[bool, bool] | None:
+    """``(untracked, ignored)`` when ``g`` stashes the worktree's changes (``git stash``,
+    ``stash push``/``save``, ``stash -u``/``-m MSG``...), else None."""
+    if g.subcommand != "stash":
+        return None
+    args, dyn = g.args, g.args_dynamic
+    if args[:1] in (("push",), ("save",)):
+        args, dyn = args[1:], dyn[1:]
+    elif args and not args[0].startswith("-"):
+        return None  # list, show, drop, pop, apply, branch, clear, create, store
+    p = gitopts.parse(args, dyn, _STASH)
+    return p.has("include-untracked", "all"), p.has("all")
+
+
+def stash_then_drop(plan: Plan) -> list[tuple[GitInvocation, GitInvocation, bool, bool]]:
+    """(save, drop, untracked, ignored) for every ``stash drop``/``clear`` of the plan that a
+    stash save of the same command, in the same directory and repository options, precedes:
+    the saved work is reachable from no ref once dropped (issue 5 follow-up, item 4)."""
+    out: list[tuple[GitInvocation, GitInvocation, bool, bool]] = []
+    gits = git_invocations(plan.parsed)
+    for x, drop in plan.discards:
+        if not x.kind.startswith("stash_"):
+            continue
+        for g in gits:
+            if g.invocation is drop.invocation:
+                break
+            saved = stash_save(g)
+            if saved is not None and (g.cwd, g.git_dir, g.work_tree) == (
+                    drop.cwd, drop.git_dir, drop.work_tree):
+                out.append((g, drop, saved[0], saved[1]))
+                break
+    return out
+
+
+_RESET_MODES = ("hard", "keep", "merge", "soft", "mixed")
+
+
+def reset_target(g: GitInvocation) -> str | None:
+    """The commit a ``git reset --hard|--keep|--merge|--soft|--mixed <commit>`` moves the
+    current branch to (also a plain ``reset REV`` whose operand holds ``~`` or ``^``), else
+    None: ``reset`` without a commit, with pathspecs, or interactive (item 6)."""
+    if g.subcommand != "reset":
+        return None
+    p = gitopts.parse(g.args, g.args_dynamic, _RESET)
+    if p.has("patch") or p.values("pathspec-from-file"):
+        return None
+    ops = p.operands[: p.after_dashdash] if p.after_dashdash is not None else p.operands
+    if len(ops) != 1 or (p.after_dashdash is not None and len(p.operands) > len(ops)):
+        return None
+    rev, dyn = ops[0]
+    if not (p.has(*_RESET_MODES) or "~" in rev or "^" in rev):
+        return None
+    return None if dyn else rev
+
+
+#: git's own commands (builtins and the usual scripts): any other word after `git` may be an
+#: alias, looked up with one `git config --get alias.<name>` (item 5).
+_KNOWN_TEXT = """
+add am annotate apply archive bisect blame branch bugreport bundle cat-file check-attr
+check-ignore check-mailmap check-ref-format checkout checkout-index cherry cherry-pick citool
+clean clone column commit commit-graph commit-tree config count-objects credential
+credential-cache credential-store describe diagnose diff diff-files diff-index diff-tree
+difftool fast-export fast-import fetch fetch-pack filter-branch fmt-merge-msg for-each-ref
+for-each-repo format-patch fsck fsck-objects fsmonitor--daemon gc get-tar-commit-id grep gui
+hash-object help hook http-backend http-fetch http-push index-pack init init-db instaweb
+interpret-trailers log ls-files ls-remote ls-tree mailinfo mailsplit maintenance merge
+merge-base merge-file merge-index merge-one-file merge-ours merge-recursive merge-subtree
+merge-tree mergetool mktag mktree multi-pack-index mv name-rev notes p4 pack-objects
+pack-redundant pack-refs patch-id prune prune-packed pull push quiltimport range-diff read-tree
+rebase receive-pack reflog refs remote repack replace replay request-pull rerere reset restore
+rev-list rev-parse revert rm scalar send-email send-pack shortlog show show-branch show-index
+show-ref sparse-checkout stage stash status stripspace submodule svn switch symbolic-ref tag
+unpack-file unpack-objects update-index update-ref update-server-info upload-archive
+upload-pack var verify-commit verify-pack verify-tag version whatchanged worktree write-tree
+lfs flow
+"""
+KNOWN_GIT_COMMANDS = frozenset(_KNOWN_TEXT.split())
+
+#: Subcommands whose alias the guard denies outright when set with `git -c alias.X=...`.
+DESTRUCTIVE_SUBCOMMANDS = frozenset({
+    "branch", "update-ref", "worktree", "push", "reset", "checkout", "switch", "restore", "clean",
+    "stash", "fetch", "reflog", "gc", "prune", "filter-branch", "symbolic-ref", "replace", "rm",
+    "notes", "tag"})
+
+
+def inline_alias_problem(g: GitInvocation) -> str | None:
+    """Why a ``git -c alias.X=...`` of ``g`` cannot be followed, or None: a shell alias
+    (``!...``) or one whose first word is a destructive subcommand (item 5)."""
+    for key, value in g.config:
+        if not key.lower().startswith("alias."):
+            continue
+        words = value.split()
+        if value.lstrip().startswith("!"):
+            return f"`-c {key}=...` defines a shell alias, which the guard does not follow"
+        if words and words[0] in DESTRUCTIVE_SUBCOMMANDS:
+            return (f"`-c {key}=...` defines an alias running `git {words[0]}`, which the guard "
+                    "does not follow")
+    return None
+
+
+def glob_only(word: str) -> bool:
+    """True when an expanded word's only expansion is a pathname glob (``*``, ``?``,
+    ``[...]``): no ``$``, backquote, brace or leading ``~``. Pure."""
+    return (any(c in word for c in "*?[") and not any(c in word for c in "$`{")
+            and not word.startswith("~"))

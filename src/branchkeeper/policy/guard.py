@@ -20,8 +20,11 @@ if TYPE_CHECKING:
     from branchkeeper.git.repo import Worktree
     from branchkeeper.model.config import Config
 
+import dataclasses
+import glob as globlib
 import os
 import posixpath
+import shlex
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
@@ -29,12 +32,14 @@ from branchkeeper.analysis.guard_facts import (
     GUARD_TIMEOUT_S,
     Repo,
     WorktreeContents,
+    current_branch,
     discardable,
     is_ancestor,
     linked_worktree_paths,
     load_guard_config,
     locate,
     now,
+    read_alias,
     read_ref_table,
     read_sweep,
     read_tips,
@@ -48,18 +53,24 @@ from branchkeeper.errors import BranchkeeperError
 from branchkeeper.policy import removal_rules as rr
 from branchkeeper.policy.creation_rules import CreationView, creation_decision
 from branchkeeper.policy.decisions import (
+    DESTRUCTIVE_SUBCOMMANDS,
+    KNOWN_GIT_COMMANDS,
     PAIRED_KINDS,
     Plan,
     deleted_refs,
     describe,
+    glob_only,
+    inline_alias_problem,
     plan_command,
+    reset_target,
     rev_branch_names,
+    stash_then_drop,
     under,
     unread_destructive,
 )
 from branchkeeper.policy.gitargv import Creation, Destruction, Evacuation
 from branchkeeper.policy.quoting import shell_quote
-from branchkeeper.policy.shell import parse_command
+from branchkeeper.policy.shell import git_invocations, parse_command
 from branchkeeper.policy.shellmodel import GitInvocation, Invocation
 from branchkeeper.policy.verdict import ALLOW, Decision, EvacuationRecord, Verdict, combine
 
@@ -166,23 +177,116 @@ def decide_command(command: str, *, cwd: str,
     recorded worktree or branch is denied (section 13). Returns a :class:`Decision`; never
     raises. A command with nothing to judge is ALLOW with no git process started.
     """
+    return _decide_text(command, cwd, evacuations, 0)
+
+
+_CONSENT_FLAG = "--allow-unproven"
+_MAX_ALIAS_DEPTH = 3
+
+
+def _decide_text(command: str, cwd: str, evacuations: Sequence[EvacuationRecord],
+                 depth: int) -> Decision:
     try:
+        if _CONSENT_FLAG in command:
+            return rr.consent_decision()  # only a person at a terminal consents (no git)
         parsed = parse_command(command, cwd=cwd)
         why = unread_destructive(parsed)
         if why is not None:
             return rr.unread_decision(why)
         plan = plan_command(parsed)
+        gits = git_invocations(parsed)
+        early = [rr.unparsed_decision(f"`{describe(g)}` runs a git alias", why)
+                 for g in gits if (why := inline_alias_problem(g)) is not None]
+        early += _aliases(gits, evacuations, depth)  # a git process only for unknown words
+        plan, unknown_rm = _expand_rm_globs(plan)  # the filesystem only
+        early += _unknown_rm(unknown_rm, cwd)
+        resets = [(g, rev) for g in gits if (rev := reset_target(g)) is not None]
         rm_hits = _rm_worktrees(plan)  # the filesystem only: no git process
-        if plan.empty and not rm_hits and not (evacuations and plan.rm_targets):
+        if plan.empty and not rm_hits and not resets and not early \
+                and not (evacuations and plan.rm_targets):
             return ALLOW
-        return _decide(plan, evacuations, rm_hits)
+        return combine([*early, _decide(plan, evacuations, rm_hits, resets)])
     except Exception as exc:  # the guard must never crash the hook; fail closed on destruction
         return rr.unparsed_decision("The command may delete work",
                                     f"the guard failed ({type(exc).__name__}: {exc})")
 
 
+def _aliases(gits: Sequence[GitInvocation], evacuations: Sequence[EvacuationRecord],
+             depth: int) -> list[Decision]:
+    """Git invocations whose subcommand is no git command: ONE ``config --get alias.<name>``
+    each; a shell alias is denied as unparsed, any other is judged expanded (item 5)."""
+    out: list[Decision] = []
+    for g in gits:
+        sub = g.subcommand
+        if sub is None or sub in KNOWN_GIT_COMMANDS or g.cwd is None or sub.startswith("-") \
+                or "$" in sub:
+            continue
+        inline = [v for k, v in g.config if k.lower() == f"alias.{sub.lower()}"]
+        try:
+            text = inline[-1] if inline else read_alias(g.cwd, sub, git_dir=g.git_dir)
+        except BranchkeeperError:
+            continue  # an unknown command that git could not look up: git fails on its own
+        if text is None:
+            continue
+        what = f"`{describe(g)}` runs the git alias {shell_quote(sub)}"
+        if text.lstrip().startswith("!"):
+            out.append(rr.unparsed_decision(what, "it is a shell alias (`!...`), which the guard "
+                                                  "does not follow"))
+            continue
+        words = shlex.split(text)
+        if depth >= _MAX_ALIAS_DEPTH or (g.dynamic and words[:1] and
+                                         words[0] in DESTRUCTIVE_SUBCOMMANDS):
+            out.append(rr.unparsed_decision(what, "its arguments or nesting cannot be followed"))
+            continue
+        pre = [*(["--git-dir", g.git_dir] if g.git_dir else []),
+               *(["--work-tree", g.work_tree] if g.work_tree else []),
+               *[w for k, v in g.config if not k.lower().startswith("alias.")
+                 for w in ("-c", f"{k}={v}")]]
+        expanded = " ".join(shell_quote(w) for w in ["git", *pre, *words, *g.args])
+        out.append(_decide_text(expanded, g.cwd, evacuations, depth + 1))
+    return out
+
+
+def _expand_rm_globs(plan: Plan) -> tuple[Plan, list[tuple[str, Invocation]]]:
+    """The plan with each glob ``rm -r`` target replaced by its matches (Python's ``glob`` in
+    the ``rm``'s cwd, like bash without dotglob: each match is then judged as a static target),
+    and the targets from any other expansion ($VAR, $(...), braces, loops, an unknown cwd)."""
+    targets: list[tuple[str, Invocation]] = []
+    unknown: list[tuple[str, Invocation]] = []
+    for target, inv in plan.rm_targets:
+        expanded = {w for w, d in zip(inv.argv, inv.dynamic_args, strict=False) if d}
+        if target not in expanded and target.startswith("/"):
+            targets.append((target, inv))
+        elif inv.cwd is not None and glob_only(target):
+            pattern = target if target.startswith("/") else os.path.join(inv.cwd, target)
+            matches = sorted(globlib.glob(pattern))[:1000]
+            targets += [(os.path.normpath(m), inv) for m in matches]
+            targets += [] if matches else [(os.path.normpath(pattern), inv)]
+        else:
+            unknown.append((target, inv))
+            targets.append((target, inv))
+    return dataclasses.replace(plan, rm_targets=tuple(targets)), unknown
+
+
+def _unknown_rm(unknown: Sequence[tuple[str, Invocation]], cwd: str) -> list[Decision]:
+    """``rm -r`` of a target the guard cannot know: denied when the repository around the
+    ``rm`` has a linked worktree (read from files, no git process), else allowed (item 3)."""
+    out: list[Decision] = []
+    for target, inv in unknown:
+        repo = locate(inv.cwd or cwd)
+        if repo is not None and linked_worktree_paths(repo):
+            out.append(rr.unparsed_decision(
+                f"`{describe(inv)}` deletes {shell_quote(target)} recursively",
+                "the target comes from an expansion (a variable, $(...), braces, a loop or an "
+                "unknown directory), so the guard cannot tell whether it removes one of the "
+                "repository's linked worktrees"))
+            break
+    return out
+
+
 def _decide(plan: Plan, records: Sequence[EvacuationRecord],
-            rm_hits: Sequence[tuple[str, Invocation]]) -> Decision:
+            rm_hits: Sequence[tuple[str, Invocation]],
+            resets: Sequence[tuple[GitInvocation, str]] = ()) -> Decision:
     repos = _Repos()
     out: list[Decision] = []
     unparsed = plan.parsed.unparsed_reason if plan.parsed.unparsed else ""
@@ -193,6 +297,7 @@ def _decide(plan: Plan, records: Sequence[EvacuationRecord],
     out.extend(_destructions(plan, repos, unparsed))
     out.extend(_rm_decisions(plan, repos, rm_hits))
     out.extend(_discards(plan, repos, unparsed))
+    out.extend(_resets(resets, repos))
     return combine(out)
 
 
@@ -278,8 +383,8 @@ def _judge_destructions(facts: _Facts, items: list[tuple[Destruction, GitInvocat
             wt = facts.worktree_at(path)
             force = d.kind == "worktree_remove_force"
             wt_checks.append((path, force, wt))
-            if wt is None or wt.head is None or not force:
-                continue
+            if wt is None or wt.head is None:
+                continue  # without --force git refuses a dirty worktree, not a lost HEAD
             if wt.detached or (wt.branch and wt.branch in excluded):
                 head_tips[path] = str(wt.head)
     lost: frozenset[str] = frozenset()
@@ -386,6 +491,7 @@ def _discards(plan: Plan, repos: _Repos, unparsed: str) -> list[Decision]:
     """``R-GIT-DISCARD-CHANGES``: one ``status`` (or one stash look-up) per discarding git
     command, in the worktree it acts on."""
     out: list[Decision] = []
+    saves = {id(drop): (save, u, i) for save, drop, u, i in stash_then_drop(plan)}
     for x, g in plan.discards:
         how = describe(g)
         if unparsed:
@@ -401,6 +507,15 @@ def _discards(plan: Plan, repos: _Repos, unparsed: str) -> list[Decision]:
             if facts is None or facts.config.branches.force_removal.mode == "off":
                 continue
             where = g.work_tree or facts.repo.toplevel or g.cwd
+            if id(g) in saves and not unparsed:
+                save, u, i = saves[id(g)]
+                stashed = discardable(g.cwd, (), tracked=True, untracked=u, ignored=i,
+                                      git_dir=g.git_dir, work_tree=g.work_tree)
+                if stashed:
+                    out.append(rr.stash_drop_decision(
+                        where, stashed, mode=facts.config.branches.force_removal.mode, how=how,
+                        save=describe(save)))
+                    continue
             if x.kind.startswith("stash_"):
                 found: Sequence[str] = list(read_tips(facts.repo, ["refs/stash"]))
             else:
@@ -412,6 +527,42 @@ def _discards(plan: Plan, repos: _Repos, unparsed: str) -> list[Decision]:
         except (BranchkeeperError, ValueError) as exc:
             why = _git_failed(exc) if isinstance(exc, BranchkeeperError) else str(exc)
             out.append(rr.unparsed_decision(f"`{how}` discards work",
+                                            f"git could not answer ({why})"))
+    return out
+
+
+def _resets(resets: Sequence[tuple[GitInvocation, str]], repos: _Repos) -> list[Decision]:
+    """``reset --hard|--keep|--merge|--soft|--mixed <commit>`` moves the current branch of its
+    worktree: judged like ``R-GIT-BRANCH-OVERWRITE`` of that branch (one ``symbolic-ref``, the
+    ref table, one ``rev-list``, one ``merge-base --is-ancestor``) (item 6)."""
+    out: list[Decision] = []
+    for g, rev in resets:
+        how = describe(g)
+        if g.cwd is None or g.dynamic:
+            out.append(rr.unparsed_decision(f"`{how}` moves the current branch",
+                                            "the directory or a word comes from an expansion "
+                                            "the guard cannot know"))
+            continue
+        try:
+            facts = repos.of(g.cwd, g)
+            mode = facts.config.branches.force_removal.mode if facts is not None else "off"
+            if facts is None or mode == "off":
+                continue
+            branch = current_branch(g.cwd, git_dir=g.git_dir, work_tree=g.work_tree)
+            if branch is None:
+                continue  # a detached HEAD: the branch-free commit is the worktree rule's
+            tip = facts.table().tip(branch)
+            if tip is None:
+                continue  # an unborn branch
+            lost, count = unreachable_tips(facts.repo, [str(tip)], excluded_refs=[branch])
+            if not lost or is_ancestor(g.cwd, str(tip), rev):
+                continue
+            out.append(rr.branch_overwrite_decision(
+                [(branch.removeprefix("refs/heads/"), str(tip))], lost_commits=count,
+                remote=facts.config.branches.remote, mode=mode, how=how))
+        except (BranchkeeperError, ValueError) as exc:
+            why = _git_failed(exc) if isinstance(exc, BranchkeeperError) else str(exc)
+            out.append(rr.unparsed_decision(f"`{how}` moves the current branch",
                                             f"git could not answer ({why})"))
     return out
 

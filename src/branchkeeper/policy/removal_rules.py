@@ -22,6 +22,7 @@ R_EVACUATE = "R-GIT-EVACUATE-DESTROY"
 R_UNPARSED = "R-GIT-UNPARSED-DESTRUCTIVE"
 R_OVERWRITE = "R-GIT-BRANCH-OVERWRITE"
 R_DISCARD = "R-GIT-DISCARD-CHANGES"
+R_CONSENT = "R-BRANCHKEEPER-CONSENT"
 _MAX = 20
 
 
@@ -83,8 +84,9 @@ def branch_overwrite_decision(lost: Sequence[tuple[str, str]], *, lost_commits: 
 def worktree_remove_decision(path: str, *, force: bool, contents: WorktreeContents,
                              head_lost: str | None, mode: str, spelled: str = "") -> Decision:
     """``worktree remove [--force]`` (section 11). With ``--force``: deny when the worktree is
-    dirty or ``head_lost`` (its HEAD commit, contained in no other ref) is set. Both forms: deny
-    when ignored content matches no regenerable glob (paths listed). ``spelled``: the command
+    dirty. Both forms: deny when ``head_lost`` (its HEAD commit, contained in no other ref) is
+    set (git removes a clean detached worktree without ``--force``, and its commit becomes
+    unreachable) or ignored content matches no regenerable glob (paths listed). ``spelled``: the command
     when it is not a ``worktree remove`` (a recursive ``rm`` of the worktree, judged as a
     forced removal)."""
     if mode == "off":
@@ -93,7 +95,7 @@ def worktree_remove_decision(path: str, *, force: bool, contents: WorktreeConten
     if force and contents.dirty:
         problems.append("uncommitted changes or untracked files:")
         problems += _listed([shell_quote(p) for p in contents.dirty])
-    if force and head_lost:
+    if head_lost:
         problems.append(f"HEAD {head_lost[:10]} is contained in no branch, tag or "
                         "remote-tracking ref (a detached HEAD, or its branch is deleted too)")
     if contents.ignored_blocking:
@@ -112,7 +114,7 @@ def worktree_remove_decision(path: str, *, force: bool, contents: WorktreeConten
         steps.append("commit the changes on the worktree's branch ("
                      + git_cmd("-C", path, "add", "-A") + " && "
                      + git_cmd("-C", path, "commit") + ") or ask a human")
-    if force and head_lost:
+    if head_lost:
         steps.append("put HEAD on a branch and push it (" + git_cmd("-C", path, "switch", "-c",
                      "<name>") + ", then git push -u)")
     if contents.ignored_blocking:
@@ -224,6 +226,39 @@ def discard_decision(kind: str, worktree: str, paths: Sequence[str], *, mode: st
         + git_cmd("-C", worktree, "commit") + ") or stash it ("
         + git_cmd("-C", worktree, "stash", "push", "--include-untracked") + "), then run the "
         "command again; or ask a human.")
+
+
+def stash_drop_decision(worktree: str, paths: Sequence[str], *, mode: str, how: str,
+                        save: str) -> Decision:
+    """A stash save and a ``stash drop``/``clear`` in ONE command (``R-GIT-DISCARD-CHANGES``):
+    ``paths`` are what the one ``status`` of ``worktree`` found for the save to stash (empty
+    allows); ``save`` and ``how`` spell the two steps."""
+    if not paths or mode == "off":
+        return ALLOW
+    wt = shell_quote(worktree)
+    return Decision(
+        Verdict.DENY, R_DISCARD,
+        f"`{save}` then `{how}` in one command would discard uncommitted work in {wt}: the "
+        "stash takes it and the drop leaves it reachable from no ref:\n"
+        + "\n".join(_listed([shell_quote(p) for p in paths])),
+        "Commit the work first (" + git_cmd("-C", worktree, "add", "-A") + " && "
+        + git_cmd("-C", worktree, "commit") + "), or keep the stash (drop nothing); or ask a "
+        "human.")
+
+
+def consent_decision() -> Decision:
+    """``R-BRANCHKEEPER-CONSENT``: a command that holds ``--allow-unproven`` (issue 5 follow-up).
+    Only a person at a terminal may confirm an unproven delete; an agent that passes the flag,
+    even through ``script``, ``expect`` or a pipe feeding the confirmation, consents for them."""
+    return Decision(
+        Verdict.DENY, R_CONSENT,
+        "The command holds `--allow-unproven`: deleting work that branchkeeper cannot prove "
+        "is preserved needs the consent of a person at a terminal, and an agent may not give "
+        "it (directly, or through `script`, `expect`, a pseudo-terminal or a piped answer).",
+        "Prove the work is preserved instead: merge or push it, then `branchkeeper delete -- "
+        "NAME`. If it is truly unwanted, ask a human to run the delete at their terminal. A "
+        "command that only mentions the flag (a commit message) must not hold it literally: "
+        "write the text to a file (`git commit -F FILE`).")
 
 
 def unread_decision(why: str) -> Decision:
