@@ -1,0 +1,90 @@
+"""Per-decision repository facts for the command guard: each read at most once, lazily."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from branchkeeper.git.repo import Worktree
+    from branchkeeper.model.config import Config
+
+import os
+from dataclasses import dataclass, field
+
+from branchkeeper.analysis.guard_facts import (
+    Repo,
+    load_guard_config,
+    locate,
+    read_ref_table,
+    read_worktrees,
+)
+from branchkeeper.analysis.refs import RefTable
+from branchkeeper.errors import BranchkeeperError
+from branchkeeper.policy.decisions import (
+    under,
+)
+from branchkeeper.policy.shellmodel import GitInvocation
+
+
+@dataclass
+class GuardFacts:
+    """Facts of one repository, each read at most once per decision (lazily)."""
+
+    repo: Repo
+    config: Config
+    config_note: str
+    tables: dict[str, RefTable] = field(default_factory=dict)
+    worktree_list: list[Worktree] | None = None
+
+    def table(self, remote: str | None = None) -> RefTable:
+        remote = remote or self.config.branches.remote
+        if remote not in self.tables:
+            self.tables[remote] = read_ref_table(self.repo, remote)
+        return self.tables[remote]
+
+    def worktrees(self) -> list[Worktree]:
+        if self.worktree_list is None:
+            self.worktree_list = read_worktrees(self.repo)
+        return self.worktree_list
+
+    def worktree_at(self, path: str) -> Worktree | None:
+        real = os.path.realpath(path)
+        for wt in self.worktrees():
+            if os.path.realpath(wt.path) == real:
+                return wt
+        return None
+
+    def worktree_holding(self, path: str) -> Worktree | None:
+        """The innermost worktree containing ``path``."""
+        real = os.path.realpath(path)
+        best: Worktree | None = None
+        for wt in self.worktrees():
+            root = os.path.realpath(wt.path)
+            if under(real, root) and (best is None or len(root) > len(str(best.path))):
+                best = wt
+        return best
+
+
+class GuardRepos:
+    """Repositories met in one command, keyed by common dir."""
+
+    def __init__(self) -> None:
+        self.by_key: dict[tuple[str | None, str | None, str | None], GuardFacts | None] = {}
+
+    def of(self, cwd: str | None, g: GitInvocation | None = None) -> GuardFacts | None:
+        git_dir = g.git_dir if g is not None else None
+        work_tree = g.work_tree if g is not None else None
+        key = (cwd, git_dir, work_tree)
+        if key not in self.by_key:
+            repo = locate(cwd, git_dir=git_dir, work_tree=work_tree) if cwd else None
+            if repo is None:
+                self.by_key[key] = None
+            else:
+                config, note = load_guard_config(repo)
+                self.by_key[key] = GuardFacts(repo, config, note)
+        return self.by_key[key]
+
+
+def git_failed(exc: BranchkeeperError) -> str:
+    first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+    return first[:300]

@@ -1,0 +1,139 @@
+"""The guard on ``rm -r``: which worktrees a removal reaches (globs expanded, dynamic targets
+refused beside linked worktrees) and what removing them would lose (issue 5; first document,
+sections 11 and 13)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    pass
+
+import dataclasses
+import glob as globlib
+import os
+from collections.abc import Sequence
+
+from branchkeeper.analysis.guard_facts import (
+    linked_worktree_paths,
+    locate,
+    read_worktree_contents,
+    unreachable_tips,
+)
+from branchkeeper.errors import BranchkeeperError
+from branchkeeper.policy import removal_rules as rr
+from branchkeeper.policy.decisions import (
+    Plan,
+    deleted_refs,
+    describe,
+    glob_only,
+    under,
+)
+from branchkeeper.policy.guard_context import GuardRepos, git_failed
+from branchkeeper.policy.quoting import shell_quote
+from branchkeeper.policy.shellmodel import Invocation
+from branchkeeper.policy.verdict import Decision
+
+
+def expand_rm_globs(plan: Plan) -> tuple[Plan, list[tuple[str, Invocation]]]:
+    """The plan with each glob ``rm -r`` target replaced by its matches (Python's ``glob`` in
+    the ``rm``'s cwd, like bash without dotglob: each match is then judged as a static target),
+    and the targets from any other expansion ($VAR, $(...), braces, loops, an unknown cwd)."""
+    targets: list[tuple[str, Invocation]] = []
+    unknown: list[tuple[str, Invocation]] = []
+    for target, inv in plan.rm_targets:
+        expanded = {w for w, d in zip(inv.argv, inv.dynamic_args, strict=False) if d}
+        if target not in expanded and target.startswith("/"):
+            targets.append((target, inv))
+        elif inv.cwd is not None and glob_only(target):
+            pattern = target if target.startswith("/") else os.path.join(inv.cwd, target)
+            matches = sorted(globlib.glob(pattern))[:1000]
+            targets += [(os.path.normpath(m), inv) for m in matches]
+            targets += [] if matches else [(os.path.normpath(pattern), inv)]
+        else:
+            unknown.append((target, inv))
+            targets.append((target, inv))
+    return dataclasses.replace(plan, rm_targets=tuple(targets)), unknown
+
+
+def unknown_rm(unknown: Sequence[tuple[str, Invocation]], cwd: str) -> list[Decision]:
+    """``rm -r`` of a target the guard cannot know: denied when the repository around the
+    ``rm`` has a linked worktree (read from files, no git process), else allowed (item 3)."""
+    out: list[Decision] = []
+    for target, inv in unknown:
+        repo = locate(inv.cwd or cwd)
+        if repo is not None and linked_worktree_paths(repo):
+            out.append(rr.unparsed_decision(
+                f"`{describe(inv)}` deletes {shell_quote(target)} recursively",
+                "the target comes from an expansion (a variable, $(...), braces, a loop or an "
+                "unknown directory), so the guard cannot tell whether it removes one of the "
+                "repository's linked worktrees"))
+            break
+    return out
+
+
+def rm_worktrees(plan: Plan) -> list[tuple[str, Invocation]]:
+    """Linked worktrees that a recursive ``rm`` deletes (the target is the worktree or holds
+    it), each with its ``rm``: found on the filesystem alone (``<common>/worktrees/*/gitdir`` of
+    the repository around the ``rm``'s cwd and around the target), no git process."""
+    hits: dict[str, Invocation] = {}
+    for target, inv in plan.rm_targets:
+        if not target.startswith("/"):
+            continue  # an expansion: the evacuation rule alone looks at it
+        real = os.path.realpath(target)
+        seen: set[str] = set()
+        for where in (inv.cwd, real, *child_checkouts(real)):
+            repo = locate(where) if where else None
+            if repo is None or repo.common_dir in seen:
+                continue
+            seen.add(repo.common_dir)
+            for wt in linked_worktree_paths(repo):
+                if under(wt, real):
+                    hits.setdefault(wt, inv)
+    return list(hits.items())
+
+
+def child_checkouts(path: str, limit: int = 500) -> list[str]:
+    """Direct subdirectories of ``path`` that are git checkouts (hold a ``.git``), looking at
+    no more than ``limit`` entries: how a worktree is found under an ``rm`` target that lies
+    outside every repository."""
+    out: list[str] = []
+    try:
+        with os.scandir(path) as entries:
+            for n, entry in enumerate(entries):
+                if n >= limit:
+                    break
+                if entry.is_dir(follow_symlinks=False) and os.path.lexists(
+                        os.path.join(entry.path, ".git")):
+                    out.append(entry.path)
+    except OSError:
+        return out
+    return out
+
+
+def rm_decisions(plan: Plan, repos: GuardRepos, hits: Sequence[tuple[str, Invocation]]
+                  ) -> list[Decision]:
+    """``rm -r`` of a worktree judged like ``worktree remove --force`` (section 11)."""
+    out: list[Decision] = []
+    excluded = deleted_refs(d for d, _ in plan.destructions)
+    for path, inv in hits:
+        try:
+            facts = repos.of(path)
+            if facts is None:
+                continue
+            wt = facts.worktree_at(path)
+            if wt is None or wt.is_main:
+                continue
+            head = None
+            if wt.head is not None and (wt.detached or (wt.branch and wt.branch in excluded)):
+                lost, _ = unreachable_tips(facts.repo, [str(wt.head)], excluded_refs=excluded)
+                head = str(wt.head) if lost else None
+            contents = read_worktree_contents(path, facts.config)
+            out.append(rr.worktree_remove_decision(
+                path, force=True, contents=contents, head_lost=head,
+                mode=facts.config.branches.force_removal.mode, spelled=describe(inv)))
+        except (BranchkeeperError, ValueError) as exc:
+            why = git_failed(exc) if isinstance(exc, BranchkeeperError) else str(exc)
+            out.append(rr.unparsed_decision(f"`{describe(inv)}` deletes the worktree "
+                                            f"{shell_quote(path)}", f"git could not answer ({why})"))
+    return out
