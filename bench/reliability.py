@@ -63,6 +63,8 @@ def main() -> int:
         "distinct kill points": len({r["point"] for r in crash}),
         "races run": len(races),
         "hostile inputs tried": sum(int(r.get("tried", 1)) for r in hostile),
+        "cleanup property examples (random histories and commands)":
+            args.property_examples if failed == 0 else 0,
         "commits lost": sum(int(r.get("commits_lost", 0)) for r in crash + races),
         "files lost": sum(int(r.get("files_lost", 0)) for r in crash + races),
         "unexpected errors": failed + sum(int(r.get("unexpected", 0)) for r in hostile),
