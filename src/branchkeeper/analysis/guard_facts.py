@@ -38,8 +38,7 @@ if TYPE_CHECKING:
 GUARD_TIMEOUT_S = 5.0
 
 
-@dataclass(frozen=True, slots=True)
-class Repo:
+class Repo(NamedTuple):
     """Where a command's repository lives: ``toplevel`` (None when bare or unknown),
     ``common_dir`` (shared by every worktree) and ``main_root`` (where ``.branchkeeper.yaml``
     is read)."""

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import fnmatch
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import NamedTuple
 
@@ -52,8 +51,7 @@ class RefInfo(NamedTuple):
     subject: str
 
 
-@dataclass(frozen=True, slots=True)
-class RefTable:
+class RefTable(NamedTuple):
     """Every local branch and every remote-tracking branch of one remote.
 
     ``local`` maps a branch name to its ``refs/heads`` entry, ``remote`` a branch name to its
@@ -64,8 +62,8 @@ class RefTable:
     remote_name: str
     local: dict[str, RefInfo]
     remote: dict[str, RefInfo]
-    remote_head: str = ""
-    by_ref: dict[str, RefInfo] = field(default_factory=dict)
+    remote_head: str
+    by_ref: dict[str, RefInfo]
 
     def names(self) -> list[str]:
         """Every branch name, local or remote, sorted."""
@@ -150,8 +148,7 @@ def read_refs(root: Path, remote: str, *, extra_patterns: Sequence[str] = ()) ->
     return RefTable(remote, local, remote_refs, remote_head, by_ref)
 
 
-@dataclass(frozen=True, slots=True)
-class DefaultBranch:
+class DefaultBranch(NamedTuple):
     """The resolved default branch.
 
     ``name`` is the branch name; ``refs`` the existing full refs that stand for it, the

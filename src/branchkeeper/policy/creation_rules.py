@@ -13,7 +13,6 @@ if TYPE_CHECKING:
     from branchkeeper.model.config import Config
 
 from collections.abc import Callable
-from dataclasses import dataclass
 
 from branchkeeper.analysis.guard_facts import SweepEntry
 from branchkeeper.analysis.refs import RefTable, matches_any
@@ -30,8 +29,7 @@ _MERGED = frozenset({"merged", "merged_into_line", "patch_equivalent"})
 _DAY = 86400.0
 
 
-@dataclass(frozen=True, slots=True)
-class CreationView:
+class CreationView(NamedTuple):
     """What the creation decision reads: the ref table, the resolved default branch name (or
     None), the last sweep (name -> entry; empty = names only), the config and ``now`` (unix s)."""
 
