@@ -89,7 +89,9 @@ def team_repo(remote_and_clone: tuple[GitRepo, GitRepo]) -> GitRepo:
           "Parked-Reason: waiting for review\nParked-By: Someone", env=w.date_env(50))
     w.switch("main")
     w.git("push", "-q", "origin", "main")
-    (w.path / ".branchkeeper.yaml").write_text('branches:\n  integration_lines: ["release/*"]\n')
+    w.git("branch", "users/alice", "main")  # a human's branch, declared exempt below
+    (w.path / ".branchkeeper.yaml").write_text(
+        'branches:\n  integration_lines: ["release/*"]\n  exempt: ["users/*"]\n')
     w.git("config", "test.squash", squash)
     return w
 
@@ -109,6 +111,7 @@ def test_every_state_and_containment(team_repo: GitRepo, capsys: pytest.CaptureF
         "rebased": ("patch_equivalent", "patch_equivalent", None, None),
         "release/1.x": ("integration_line", None, None, None),
         "squashed": ("patch_equivalent", "squash_merged", None, None),
+        "users/alice": ("exempt", None, None, None),
     }
     by = {b["name"]: b for b in doc["branches"]}
     squash = team_repo.git("config", "test.squash")
@@ -132,11 +135,17 @@ def test_text_report_lists_lost_work_first(team_repo: GitRepo,
     assert "secure it: git push -u origin old-nowhere" in out
     assert out.index("LOST WORK RISK") < out.index("Merged, not deleted")
     assert main(["-C", str(team_repo.path), "sweep", "--fail-on-risk"]) == 1
+    assert "users/alice" not in out  # exempt: listed only with --all
+    capsys.readouterr()
+    assert main(["-C", str(team_repo.path), "sweep", "--all"]) == 0
+    assert ("Not judged: main (default), release/1.x (integration_line), users/alice (exempt)"
+            in capsys.readouterr().out)
 
 
 def test_strict_preset_changes_stages(team_repo: GitRepo, capsys: pytest.CaptureFixture[str]) -> None:
     (team_repo.path / ".branchkeeper.yaml").write_text(
-        'branches:\n  integration_lines: ["release/*"]\n  dormancy:\n    preset: strict\n')
+        'branches:\n  integration_lines: ["release/*"]\n  exempt: ["users/*"]\n'
+        '  dormancy:\n    preset: strict\n')
     doc = sweep_json(team_repo, capsys)
     stages = {b["name"]: b["stage"] for b in doc["branches"] if b["state"] == "dormant"}
     assert stages == {"advisory-in-other": "block", "carrier": "block", "noisy-own": "block",
