@@ -33,6 +33,14 @@ def _listed(items: Sequence[str]) -> list[str]:
     return lines
 
 
+def _lost_branches(lost: Sequence[tuple[str, str]]) -> tuple[list[str], str, str]:
+    """For a message: each (name, tip) quoted, the first name without ``refs/heads/``, and
+    the plural ending of "branch"."""
+    names = [f"{shell_quote(n)} at {tip[:10]}" for n, tip in lost]
+    first = lost[0][0]
+    return names, first.removeprefix("refs/heads/"), "es" if len(lost) > 1 else ""
+
+
 def branch_delete_decision(lost: Sequence[tuple[str, str]], *, lost_commits: int, remote: str,
                            mode: str, how: str) -> Decision:
     """``branch -D`` / ``-d -f`` / ``update-ref -d`` (section 11): deny when some deleted tip is
@@ -41,10 +49,7 @@ def branch_delete_decision(lost: Sequence[tuple[str, str]], *, lost_commits: int
     ref; ``how``: the command's spelling for the message; ``mode``: ``force_removal.mode``."""
     if not lost or mode == "off":
         return ALLOW
-    names = [f"{shell_quote(n)} at {tip[:10]}" for n, tip in lost]
-    first = lost[0][0]
-    short = first[len("refs/heads/"):] if first.startswith("refs/heads/") else first
-    plural = "es" if len(lost) > 1 else ""
+    names, short, plural = _lost_branches(lost)
     return Decision(
         Verdict.DENY, R_BRANCH_FORCE,
         f"`{how}` would lose work: no other branch, tag or remote-tracking ref contains the "
@@ -66,10 +71,7 @@ def branch_overwrite_decision(lost: Sequence[tuple[str, str]], *, lost_commits: 
     the new value does not contain; other arguments as :func:`branch_delete_decision`."""
     if not lost or mode == "off":
         return ALLOW
-    names = [f"{shell_quote(n)} at {tip[:10]}" for n, tip in lost]
-    first = lost[0][0]
-    short = first[len("refs/heads/"):] if first.startswith("refs/heads/") else first
-    plural = "es" if len(lost) > 1 else ""
+    names, short, plural = _lost_branches(lost)
     return Decision(
         Verdict.DENY, R_OVERWRITE,
         f"`{how}` would overwrite an existing branch and lose work: no other branch, tag or "
