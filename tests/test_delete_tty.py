@@ -32,12 +32,18 @@ def _run_in_pty(argv: list[str], answer: bytes) -> tuple[int, str]:
     return os.waitstatus_to_exitcode(status), out.decode("utf-8", "replace")
 
 
-def test_allow_unproven_confirmed_at_a_terminal_then_undone(
-        remote_and_clone: tuple[GitRepo, GitRepo]) -> None:
+def _repo_with_unpushed_branch(remote_and_clone: tuple[GitRepo, GitRepo]) -> tuple[GitRepo, str]:
+    """The clone, with branch ``wip`` holding one commit no other ref has; (repo, its tip)."""
     _, w = remote_and_clone
     w.switch("wip", create=True)
     tip = w.commit("unpushed work", files={"wip.txt": "w\n"})
     w.switch("main")
+    return w, tip
+
+
+def test_allow_unproven_confirmed_at_a_terminal_then_undone(
+        remote_and_clone: tuple[GitRepo, GitRepo]) -> None:
+    w, tip = _repo_with_unpushed_branch(remote_and_clone)
     code, out = _run_in_pty(["-C", str(w.path), "delete", "wip", "--allow-unproven",
                              "--reason", "abandoned experiment"], b"DELETE\n")
     assert code == 0, out
@@ -50,10 +56,7 @@ def test_allow_unproven_confirmed_at_a_terminal_then_undone(
 
 def test_allow_unproven_wrong_word_deletes_nothing(
         remote_and_clone: tuple[GitRepo, GitRepo]) -> None:
-    _, w = remote_and_clone
-    w.switch("wip", create=True)
-    tip = w.commit("unpushed work", files={"wip.txt": "w\n"})
-    w.switch("main")
+    w, tip = _repo_with_unpushed_branch(remote_and_clone)
     code, out = _run_in_pty(["-C", str(w.path), "delete", "wip", "--allow-unproven",
                              "--reason", "r"], b"yes\n")
     assert code == 5, out
