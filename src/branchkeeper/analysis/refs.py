@@ -7,9 +7,9 @@ and park markers of every ref) and section 1 ``branches.default`` (issue 2, sect
 from __future__ import annotations
 
 import fnmatch
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import NamedTuple
+from typing import NamedTuple, Protocol
 
 from branchkeeper.git.parse import ParseError
 from branchkeeper.git.run import run_git
@@ -166,7 +166,21 @@ class DefaultBranch(NamedTuple):
         return self.name is not None and bool(self.refs)
 
 
-def resolve_default_branch(configured: str, table: RefTable) -> DefaultBranch:
+class BranchNames(Protocol):
+    """What :func:`resolve_default_branch` reads: a :class:`RefTable`, or the guard's lean
+    name -> tip view of the same refs."""
+
+    @property
+    def remote_name(self) -> str: ...
+    @property
+    def local(self) -> Mapping[str, object]: ...
+    @property
+    def remote(self) -> Mapping[str, object]: ...
+    @property
+    def remote_head(self) -> str: ...
+
+
+def resolve_default_branch(configured: str, table: BranchNames) -> DefaultBranch:
     """Resolve ``branches.default`` against the ref table (no git process).
 
     ``auto``: the target of ``refs/remotes/<remote>/HEAD``, then local ``main``, then local

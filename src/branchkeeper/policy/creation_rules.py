@@ -7,6 +7,8 @@ creation decision and noisy-stage lines on allowed ones.
 
 from __future__ import annotations
 
+import fnmatch
+import re
 from typing import TYPE_CHECKING, NamedTuple
 
 if TYPE_CHECKING:
@@ -14,8 +16,8 @@ if TYPE_CHECKING:
 
 from collections.abc import Callable
 
-from branchkeeper.analysis.guard_facts import SweepEntry
-from branchkeeper.analysis.refs import RefTable, matches_any
+from branchkeeper.analysis.guard_facts import LeanRefs, SweepEntry
+from branchkeeper.analysis.refs import matches_any
 from branchkeeper.policy.quoting import git_cmd, shell_quote
 from branchkeeper.policy.stem import number_tokens, stem
 from branchkeeper.policy.verdict import ALLOW, Decision, Verdict, combine
@@ -30,10 +32,11 @@ _DAY = 86400.0
 
 
 class CreationView(NamedTuple):
-    """What the creation decision reads: the ref table, the resolved default branch name (or
-    None), the last sweep (name -> entry; empty = names only), the config and ``now`` (unix s)."""
+    """What the creation decision reads: the branch names and tips, the resolved default
+    branch name (or None), the last sweep (name -> entry; empty = names only), the config and
+    ``now`` (unix s, kept for rules that read the clock)."""
 
-    table: RefTable
+    table: LeanRefs
     default_name: str | None
     sweep: dict[str, SweepEntry]
     config: Config
@@ -92,17 +95,33 @@ def _stager(config: Config) -> Callable[[float | None], str | None]:
     return stage
 
 
+def _glob_matcher(globs: list[str]) -> Callable[[str], re.Match[str] | None] | None:
+    """One compiled test for a list of shell globs (``fnmatchcase``: ``*`` spans ``/``), or None
+    when the list is empty; thousands of names are tested per hook call."""
+    if not globs:
+        return None
+    pattern = re.compile("|".join(f"(?:{fnmatch.translate(g)})" for g in globs))
+    return pattern.match
+
+
 def open_branches(view: CreationView) -> tuple[list[OpenBranch], int]:
     """Every counted branch (sorted by name) and the count: distinct tips, where a local branch
-    and its remote copy are one (same name, same or different tips). Section 3. Ages come from
-    the ref table's dates when it has them, else from a sweep entry still at the tip."""
+    and its remote copy are one (same name, same or different tips). Section 3. State, stage,
+    containment, worktree and age come from a sweep entry still at the branch's tip (no entry
+    or a moved tip: unknown).
+
+    One pass over the names: the count is the number of distinct tips less the joins made by
+    names whose local and remote tips differ (a union-find over those tips only)."""
     t = view.table
     b = view.config.branches
     count_remote = bool(b.wip.count_remote)
-    lines, exempt = list(b.integration_lines), list(b.exempt)
+    skip_line = _glob_matcher(list(b.integration_lines))
+    skip_exempt = _glob_matcher(list(b.exempt))
     default_name = view.default_name
     stage_of = _stager(view.config)
-    names = set(t.local) | (set(t.remote) if count_remote else set())
+    local, remote, sweep = t.local, t.remote, view.sweep
+    names = (local.keys() | remote.keys()) if count_remote else local.keys()
+    tips: set[str] = set()
     parent: dict[str, str] = {}
 
     def find(x: str) -> str:
@@ -111,33 +130,38 @@ def open_branches(view: CreationView) -> tuple[list[OpenBranch], int]:
             x = parent[x]
         return x
 
+    joins = 0
     out: list[OpenBranch] = []
-    now = view.now
+    append = out.append
     for name in sorted(names):
-        if name == default_name or (lines and matches_any(name, lines)) or \
-                (exempt and matches_any(name, exempt)):
+        if name == default_name or (skip_line is not None and skip_line(name)) or \
+                (skip_exempt is not None and skip_exempt(name)):
             continue
-        loc = t.local.get(name)
-        rem = t.remote.get(name) if count_remote else None
-        info = loc or rem
-        if info is None or info.oid is None:
-            continue
-        first = find("n:" + name)
-        for i in (loc, rem):
-            if i is not None and i.oid is not None:
-                parent[find("t:" + i.oid)] = first
-        tip = str(info.oid)
-        entry = view.sweep.get(name)
-        age = None if info.date is None else max(0.0, (now - info.date) / _DAY)
+        tip = local.get(name, "")
+        rtip = remote.get(name, "") if count_remote else ""
+        if not tip:
+            if name in local:  # a local branch git printed without a tip: not counted
+                continue
+            tip = rtip
+            if not tip:
+                continue
+        tips.add(tip)
+        if rtip and rtip != tip:
+            tips.add(rtip)
+            x, y = find(tip), find(rtip)
+            if x != y:
+                parent[y] = x
+                joins += 1
+        entry = sweep.get(name)
         if entry is not None and entry.tip == tip:
-            age = entry.age_days if age is None else age
-            stage = stage_of(age) if entry.state in ("dormant", "live") else None
-            out.append(OpenBranch(name, tip, age, entry.state, stage,
-                                  entry.containment, entry.worktree))
+            state = entry.state
+            age = entry.age_days
+            append(OpenBranch(name, tip, age, state,
+                              stage_of(age) if state == "dormant" or state == "live" else None,
+                              entry.containment, entry.worktree))
         else:
-            out.append(OpenBranch(name, tip, age, None, None, None, None))
-    count = len({find("n:" + x.name) for x in out})
-    return out, count
+            append(OpenBranch(name, tip, None, None, None, None, None))
+    return out, len(tips) - joins
 
 
 def _age(b: OpenBranch) -> str:

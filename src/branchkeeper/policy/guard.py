@@ -70,9 +70,9 @@ __all__ = ["GUARD_TIMEOUT_S", "Decision", "EvacuationRecord", "Verdict", "decide
 
 
 def _creation_view(facts: GuardFacts) -> CreationView:
-    table = facts.table()
-    default = resolve_default_branch(facts.config.branches.default, table)
-    return CreationView(table, default.name, read_sweep(facts.repo), facts.config, now())
+    refs = facts.lean()
+    default = resolve_default_branch(facts.config.branches.default, refs)
+    return CreationView(refs, default.name, read_sweep(facts.repo), facts.config, now())
 
 
 def _could_not_judge(why: str) -> Decision:

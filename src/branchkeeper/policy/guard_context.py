@@ -9,13 +9,13 @@ if TYPE_CHECKING:
     from branchkeeper.model.config import Config
 
 import os
-from dataclasses import dataclass, field
 
 from branchkeeper.analysis.guard_facts import (
+    LeanRefs,
     Repo,
     load_guard_config,
     locate,
-    read_ref_table,
+    read_lean_refs,
     read_worktrees,
 )
 from branchkeeper.analysis.refs import RefTable
@@ -26,20 +26,32 @@ from branchkeeper.policy.decisions import (
 from branchkeeper.policy.shellmodel import GitInvocation
 
 
-@dataclass
 class GuardFacts:
-    """Facts of one repository, each read at most once per decision (lazily)."""
+    """Facts of one repository, each read at most once per decision (lazily). A plain class:
+    it is on the hook path, where a dataclass costs its generation at import."""
 
-    repo: Repo
-    config: Config
-    config_note: str
-    tables: dict[str, RefTable] = field(default_factory=dict)
-    worktree_list: list[Worktree] | None = None
+    __slots__ = ("config", "config_note", "leans", "repo", "tables", "worktree_list")
+
+    def __init__(self, repo: Repo, config: Config, config_note: str) -> None:
+        self.repo = repo
+        self.config = config
+        self.config_note = config_note
+        self.leans: dict[str, LeanRefs] = {}
+        self.tables: dict[str, RefTable] = {}
+        self.worktree_list: list[Worktree] | None = None
+
+    def lean(self, remote: str | None = None) -> LeanRefs:
+        """Branch names and tips (one ``for-each-ref`` per remote per decision)."""
+        remote = remote or self.config.branches.remote
+        if remote not in self.leans:
+            self.leans[remote] = read_lean_refs(self.repo, remote)
+        return self.leans[remote]
 
     def table(self, remote: str | None = None) -> RefTable:
+        """The same refs as records (built from :meth:`lean`, no second git call)."""
         remote = remote or self.config.branches.remote
         if remote not in self.tables:
-            self.tables[remote] = read_ref_table(self.repo, remote)
+            self.tables[remote] = self.lean(remote).table()
         return self.tables[remote]
 
     def worktrees(self) -> list[Worktree]:

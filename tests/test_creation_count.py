@@ -1,0 +1,120 @@
+"""The WIP count and the guard's lean ref table (first document section 3; issue 6 section 4).
+
+The count is computed in one pass for speed (the hook runs it on every creation); these tests pin
+it against the plain union-find over names and tips it replaced, and pin the lean
+``for-each-ref`` (``<remote>/HEAD`` read from its loose file, ``%(symref)`` where the ref store
+is not files) against git itself.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import subprocess
+import sys
+from pathlib import Path
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from branchkeeper.analysis.guard_facts import LeanRefs, locate, read_lean_refs, read_ref_table
+from branchkeeper.analysis.refs import RefTable
+from branchkeeper.model.config import Config
+from branchkeeper.policy.creation_rules import CreationView, open_branches
+from tests.gitrepo import GitRepo
+
+NAMES = ["a", "b", "feat/x", "feat/y", "release/1", "keep-me", "main"]
+TIPS = [c * 40 for c in "0123"]
+
+
+def _reference_count(table: LeanRefs, config: Config, default: str | None) -> tuple[list[str], int]:
+    """The union-find over name and tip nodes that open_branches replaced."""
+    b = config.branches
+    parent: dict[str, str] = {}
+
+    def find(x: str) -> str:
+        while parent.setdefault(x, x) != x:
+            x = parent[x]
+        return x
+
+    names = set(table.local) | (set(table.remote) if b.wip.count_remote else set())
+    kept: list[str] = []
+    for name in sorted(names):
+        if name == default or any(fnmatch.fnmatchcase(name, g) for g in
+                                  [*b.integration_lines, *b.exempt]):
+            continue
+        loc = table.local.get(name)
+        rem = table.remote.get(name) if b.wip.count_remote else None
+        kept.append(name)
+        for oid in (loc, rem):
+            if oid is not None:
+                parent[find("t:" + oid)] = find("n:" + name)
+    return kept, len({find("n:" + n) for n in kept})
+
+
+@settings(max_examples=300, deadline=None)
+@given(local=st.dictionaries(st.sampled_from(NAMES), st.sampled_from(TIPS)),
+       remote=st.dictionaries(st.sampled_from(NAMES), st.sampled_from(TIPS)),
+       count_remote=st.booleans(),
+       exempt=st.lists(st.sampled_from(["keep-*", "feat/*", "*"]), max_size=2),
+       lines=st.lists(st.sampled_from(["release/*", "b"]), max_size=2))
+def test_count_matches_union_find(local: dict[str, str], remote: dict[str, str],
+                                  count_remote: bool, exempt: list[str], lines: list[str]) -> None:
+    config = Config.model_validate({"branches": {"wip": {"count_remote": count_remote},
+                                                 "exempt": exempt, "integration_lines": lines}})
+    table = LeanRefs("origin", local, remote, "", ())
+    branches, count = open_branches(CreationView(table, "main", {}, config, 0.0))
+    assert ([b.name for b in branches], count) == _reference_count(table, config, "main")
+
+
+def test_count_shared_tips_and_diverged_copies(remote_and_clone: tuple[GitRepo, GitRepo]) -> None:
+    """Two branches at one tip count once; a local branch ahead of its remote copy counts once;
+    a remote-only branch counts; the default branch does not."""
+    _, work = remote_and_clone
+    work.git("branch", "twin-a")
+    work.git("branch", "twin-b")
+    work.switch("ahead", create=True)
+    work.commit("one", files={"a.txt": "1\n"})
+    work.git("push", "-q", "origin", "ahead")
+    work.commit("two", files={"a.txt": "2\n"})
+    work.switch("main")
+    work.switch("remote-only", create=True)
+    work.commit("r", files={"r.txt": "r\n"})
+    work.git("push", "-q", "origin", "remote-only")
+    work.switch("main")
+    work.git("branch", "-D", "remote-only")
+    work.path.joinpath(".branchkeeper.yaml").write_text("branches:\n  wip: {cap: 3}\n")
+    proc = subprocess.run([sys.executable, "-m", "branchkeeper", "check", "--", "git switch -c new"],
+                          cwd=work.path, capture_output=True, text=True)
+    assert proc.returncode == 2, proc.stdout + proc.stderr
+    assert ("Creating new would exceed the WIP cap: 3 open work branches, cap 3 (branches.wip.cap)."
+            in proc.stdout), proc.stdout
+    listing = proc.stdout.split("(merged ones are proven and cheapest):\n", 1)[1].split("\n(No sweep")[0]
+    assert listing.splitlines() == [f"  - {name} (state unknown, age unknown)"
+                                    for name in ("ahead", "remote-only", "twin-a", "twin-b")]
+
+
+def _table_facts(table: RefTable) -> tuple[str, dict[str, str | None], dict[str, str | None]]:
+    return (table.remote_head, {n: i.oid for n, i in table.local.items()},
+            {n: i.oid for n, i in table.remote.items()})
+
+
+def test_remote_head_from_file_and_symref_fallback(remote_and_clone: tuple[GitRepo, GitRepo]) -> None:
+    """origin/HEAD read from its loose file equals git's answer; a repository whose ref store is
+    not files (a ``reftable`` directory) reads it with ``%(symref)`` and gets the same table."""
+    _, work = remote_and_clone
+    work.git("branch", "topic")
+    work.git("pack-refs", "--all")
+    repo = locate(str(work.path))
+    assert repo is not None
+    lean = read_ref_table(repo, "origin")
+    assert work.git("symbolic-ref", "refs/remotes/origin/HEAD") == "refs/remotes/origin/main"
+    assert _table_facts(lean) == _table_facts(read_lean_refs(repo, "origin").table())
+    assert _table_facts(lean) == ("refs/remotes/origin/main",
+                                  {"main": work.rev("main"), "topic": work.rev("main")},
+                                  {"main": work.rev("main")})
+    (Path(repo.common_dir) / "reftable").mkdir()
+    assert _table_facts(read_ref_table(repo, "origin")) == _table_facts(lean)
+    (Path(repo.common_dir) / "reftable").rmdir()
+    work.git("remote", "set-head", "origin", "--delete")
+    assert read_ref_table(repo, "origin").remote_head == ""
+    assert read_lean_refs(repo, "origin").remote_head == ""
