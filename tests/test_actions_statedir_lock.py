@@ -11,7 +11,13 @@ from pathlib import Path
 import pytest
 
 from branchkeeper.actions.lock import LockBusyError, repo_lock
-from branchkeeper.actions.statedir import bundles_dir, common_dir_of, journal_path, state_dir
+from branchkeeper.actions.statedir import (
+    bundles_dir,
+    common_dir_of,
+    find_common_dir,
+    journal_path,
+    state_dir,
+)
 from branchkeeper.errors import NotARepositoryError
 from tests.gitrepo import GitRepo
 
@@ -25,6 +31,26 @@ def test_common_dir_is_shared_by_worktrees(tmp_path: Path) -> None:
     assert common_dir_of(repo.path) == expected
     assert common_dir_of(repo.path / "sub") == expected
     assert common_dir_of(wt.path) == expected
+
+
+def test_find_common_dir_agrees_with_git(tmp_path: Path) -> None:
+    """The hook path's filesystem lookup gives git's answer: main and linked worktrees, a
+    subdirectory, a bare repository, a symlinked path; outside a repository it raises as git
+    does."""
+    repo = GitRepo.init(tmp_path / "repo")
+    repo.commit("initial", files={"a": "1\n"})
+    wt = repo.worktree_add(tmp_path / "wt", "-b", "side")
+    (wt.path / "deep" / "er").mkdir(parents=True)
+    bare = GitRepo.init_bare(tmp_path / "bare.git")
+    (tmp_path / "link").symlink_to(wt.path)
+    for where in (repo.path, wt.path, wt.path / "deep" / "er", bare.path, tmp_path / "link"):
+        assert find_common_dir(where) == common_dir_of(where), where
+    plain = tmp_path / "plain"
+    plain.mkdir()
+    with pytest.raises(NotARepositoryError):
+        find_common_dir(plain)
+    with pytest.raises(NotARepositoryError):
+        find_common_dir(tmp_path / "missing")
 
 
 def test_state_dir_layout_and_mode(tmp_path: Path) -> None:

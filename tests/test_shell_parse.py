@@ -356,3 +356,18 @@ def test_non_ascii_input_cannot_crash_the_parser() -> None:
         proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True)
         assert proc.returncode == 0, proc.stderr
         assert proc.stdout == "('git', 'branch', '-D', 'ün')\n"
+
+
+def test_bash_language_loaded_without_the_package_init() -> None:
+    """The parser loads tree-sitter-bash's compiled binding on its own (the package's
+    ``__init__`` costs the hook ~8 ms of imports); it is the same language the package gives."""
+    import tree_sitter
+    import tree_sitter_bash
+
+    from branchkeeper.policy.shell import _bash_language
+
+    ours, theirs = tree_sitter.Language(_bash_language()), tree_sitter.Language(tree_sitter_bash.language())
+    assert (ours.node_kind_count, ours.field_count) == (theirs.node_kind_count, theirs.field_count)
+    text = b"cd x && git -C y switch -c 'z' | cat <<EOF\nbody\nEOF\n"
+    assert str(tree_sitter.Parser(ours).parse(text).root_node) == \
+        str(tree_sitter.Parser(theirs).parse(text).root_node)

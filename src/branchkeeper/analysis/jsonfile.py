@@ -8,12 +8,13 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import tempfile
 from pathlib import Path
 
 
 def write_json_atomic(path: Path, data: object) -> None:
     """Write ``data`` as JSON to ``path`` atomically (temp file + replace); errors ignored."""
+    import tempfile  # here, not at the top: the hook path reads these files on every call
+
     tmp = None
     try:
         path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)

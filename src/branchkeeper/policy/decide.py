@@ -117,10 +117,10 @@ def _from_decision(d: Decision) -> HookVerdict | None:
 
 
 def _session(event: HookEvent) -> Any:
-    from branchkeeper.actions.statedir import common_dir_of
+    from branchkeeper.actions.statedir import find_common_dir
     from branchkeeper.adapters.claude.session import SessionStore
 
-    return SessionStore(common_dir_of(event.cwd), event.session_id)
+    return SessionStore(find_common_dir(event.cwd), event.session_id)
 
 
 # -- PreToolUse -----------------------------------------------------------------------------------

@@ -49,10 +49,35 @@ def _parse_bytes(data: bytes) -> Any:
     global _PARSER
     if _PARSER is None:
         import tree_sitter
-        import tree_sitter_bash
 
-        _PARSER = tree_sitter.Parser(tree_sitter.Language(tree_sitter_bash.language()))
+        _PARSER = tree_sitter.Parser(tree_sitter.Language(_bash_language()))
     return _PARSER.parse(data.translate(_ASCII_ONLY))
+
+
+def _bash_language() -> Any:
+    """tree-sitter-bash's language pointer, read from its compiled ``_binding`` module loaded on
+    its own: the package's ``__init__`` imports ``importlib.resources`` (and with it
+    ``tempfile``, ``shutil``, compression modules: ~8 ms of every guarded hook call) only to
+    serve a highlighting query. Falls back to the plain import wherever that layout differs."""
+    import importlib.machinery
+    import importlib.util
+    import os
+
+    spec = importlib.util.find_spec("tree_sitter_bash")  # finds the package, does not run it
+    for where in (spec.submodule_search_locations or []) if spec is not None else []:
+        for suffix in importlib.machinery.EXTENSION_SUFFIXES:
+            path = os.path.join(where, "_binding" + suffix)
+            if not os.path.isfile(path):
+                continue
+            binding = importlib.util.spec_from_file_location("tree_sitter_bash._binding", path)
+            if binding is None or binding.loader is None:
+                continue
+            module = importlib.util.module_from_spec(binding)
+            binding.loader.exec_module(module)
+            return module.language()
+    import tree_sitter_bash
+
+    return tree_sitter_bash.language()
 
 
 def parse_command(text: str, *, cwd: str, home: str | None = None) -> ParsedCommand:

@@ -79,11 +79,11 @@ def _common_dir(where: Path) -> Path | None:
     """The common git dir of the repository at ``where``, or None outside a repository."""
     key = str(where)
     if key not in _COMMON:
-        from branchkeeper.actions.statedir import common_dir_of
+        from branchkeeper.actions.statedir import find_common_dir
         from branchkeeper.errors import NotARepositoryError
 
         try:
-            _COMMON[key] = common_dir_of(where)
+            _COMMON[key] = find_common_dir(where)
         except NotARepositoryError:
             _COMMON[key] = None
     return _COMMON[key]
