@@ -150,7 +150,7 @@ def test_hostile_session_id_stays_in_sessions_dir(repo: GitRepo) -> None:
     files = sorted(p.name for p in (repo.path / ".git/branchkeeper/sessions").iterdir())
     assert files == [".expiry-mark", state_filename("../../../../evil"),
                      state_filename("../../../../evil")[:-5] + ".lock"]
-    assert files[1].startswith("evil-")
+    assert files[1].startswith("evil.")
 
 
 def test_touch_records_once_per_branch_per_session(repo: GitRepo) -> None:

@@ -79,6 +79,11 @@ def test_state_filename_is_confined() -> None:
         name = state_filename(hostile)
         assert "/" not in name and name not in (".", "..") and name.endswith(".json")
     assert state_filename("abc") != state_filename("abc/")
+    assert state_filename("2f1c0b7e-39a1-4c55-9d0e-5d8e1b1f7a10") == \
+        "2f1c0b7e-39a1-4c55-9d0e-5d8e1b1f7a10.json"
+    hostile = state_filename("x/")
+    assert hostile.startswith("x.") and hostile != state_filename(hostile[:-5])
+    assert state_filename("") != state_filename("session")
 
 
 def test_session_state_helpers_and_turn_keys(tmp_path: Path) -> None:

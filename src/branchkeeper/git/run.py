@@ -16,9 +16,9 @@ import os
 import subprocess
 import threading
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from enum import IntEnum
 from pathlib import Path
+from typing import NamedTuple
 
 from branchkeeper.errors import BranchkeeperError
 
@@ -87,9 +87,9 @@ class GitError(BranchkeeperError):
         super().__init__(text)
 
 
-@dataclass(frozen=True, slots=True)
-class GitResult:
-    """The outcome of one git process: exit code and raw streams (bytes)."""
+class GitResult(NamedTuple):
+    """The outcome of one git process: exit code and raw streams (bytes). A NamedTuple, not a
+    frozen dataclass: the hook imports this module."""
 
     returncode: int
     stdout: bytes

@@ -3,7 +3,8 @@
 Pure: :func:`plan_command` sorts a :class:`ParsedCommand` into creations, destructions,
 evacuations and recursive ``rm`` targets, with no git process and no filesystem access. The
 guard (:mod:`branchkeeper.policy.guard`) gathers facts only for what the plan holds, so a
-command with nothing to judge costs no git process at all.
+command with nothing to judge costs no git process at all. The records are NamedTuples, not
+frozen dataclasses: the hook imports this module.
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ from __future__ import annotations
 import posixpath
 import re
 from collections.abc import Iterable
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from branchkeeper.policy import gitopts
 from branchkeeper.policy.gitargv import (
@@ -33,8 +34,7 @@ PAIRED_KINDS = frozenset({"branch_force_delete", "branch_delete", "update_ref_de
                           "worktree_remove", "worktree_remove_force"})
 
 
-@dataclass(frozen=True, slots=True)
-class Discard:
+class Discard(NamedTuple):
     """A git command that throws away uncommitted work in one worktree (``R-GIT-DISCARD-CHANGES``).
 
     ``kind``: ``reset_hard``, ``checkout_force``, ``checkout_paths``, ``restore``,
@@ -50,8 +50,7 @@ class Discard:
     dynamic: bool
 
 
-@dataclass(frozen=True, slots=True)
-class Plan:
+class Plan(NamedTuple):
     """What one command asks of the guard, each item with the git invocation (or the ``rm``
     invocation) it came from."""
 

@@ -1,14 +1,15 @@
 """Classify a git invocation: creation, destruction, evacuation (spec sections 3, 7, 11, 13).
 
 Pure functions of a `GitInvocation` (see `shell.git_invocations`). They report what the
-command would do by git's own option rules; whether it is allowed is decided elsewhere.
+command would do by git's own option rules; whether it is allowed is decided elsewhere. The
+records are NamedTuples, not frozen dataclasses: the hook imports this module.
 """
 
 from __future__ import annotations
 
 import posixpath
 import re
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from branchkeeper.policy import gitopts
 from branchkeeper.policy.shellmodel import NON_FILE_SINKS, GitInvocation, Invocation
@@ -60,8 +61,7 @@ _ZERO_OID = re.compile(r"0{40}(0{24})?\Z")
 _STDOUT_KINDS = frozenset({"diff", "diff_cached", "stash_show", "show"})
 
 
-@dataclass(frozen=True, slots=True)
-class Creation:
+class Creation(NamedTuple):
     """A command that would create a branch (spec section 3 routes).
 
     `route` is one of `switch_create`, `checkout_create`, `branch_create`, `worktree_add_b`,
@@ -82,8 +82,7 @@ class Creation:
     candidate_existing: str | None = None
 
 
-@dataclass(frozen=True, slots=True)
-class Destruction:
+class Destruction(NamedTuple):
     """A command that would delete a branch, a remote branch or a worktree (sections 7, 11).
 
     `kind`: `branch_force_delete`, `branch_delete`, `update_ref_delete`, `worktree_remove`,
@@ -107,8 +106,7 @@ class Destruction:
     new_value: str | None = None
 
 
-@dataclass(frozen=True, slots=True)
-class Evacuation:
+class Evacuation(NamedTuple):
     """A command that writes a worktree's or branch's changes to files (section 13).
 
     `kind`: `diff`, `diff_cached`, `format_patch`, `stash_show`, `show`. `outputs` are absolute

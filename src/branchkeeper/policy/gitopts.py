@@ -8,35 +8,41 @@ options, and options mixed with operands. Pure; spec issue 5 section 2.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from functools import cache
+from typing import NamedTuple
 
 # Value kinds: "" flag, "=" required, "?" optional (glued only), "^" required unless last
 # (git's PARSE_OPT_LASTARG_DEFAULT, e.g. `branch --contains`).
 _KINDS = "=?^"
 
 
-@dataclass(frozen=True, slots=True)
-class OptSpec:
-    """short char -> (key, kind) and long name -> (key, kind)."""
+class OptSpec(NamedTuple):
+    """short char -> (key, kind) and long name -> (key, kind). A NamedTuple (hook path)."""
 
     short: dict[str, tuple[str, str]]
     long: dict[str, tuple[str, str]]
 
 
-@dataclass(frozen=True, slots=True)
 class Parsed:
     """Options in order as (key, value or None, dynamic); operands as (text, dynamic).
 
     `unknown` is True when a word looked like an option git would not accept (git would then
     exit without acting, but the guard cannot be sure what was meant). `after_dashdash` is the
     index in `operands` where `--` appeared, or None.
+
+    Read-only by convention. A plain class, not a dataclass (hook path) nor a NamedTuple (its
+    :meth:`count` would shadow ``tuple.count``).
     """
 
-    options: tuple[tuple[str, str | None, bool], ...]
-    operands: tuple[tuple[str, bool], ...]
-    unknown: bool
-    after_dashdash: int | None
+    __slots__ = ("after_dashdash", "operands", "options", "unknown")
+
+    def __init__(self, options: tuple[tuple[str, str | None, bool], ...],
+                 operands: tuple[tuple[str, bool], ...], unknown: bool,
+                 after_dashdash: int | None) -> None:
+        self.options = options
+        self.operands = operands
+        self.unknown = unknown
+        self.after_dashdash = after_dashdash
 
     def has(self, *keys: str) -> bool:
         """True when any of `keys` was given (a later `--no-<key>` cancels an earlier one)."""

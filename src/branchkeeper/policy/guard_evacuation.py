@@ -11,7 +11,7 @@ if TYPE_CHECKING:
 import os
 import posixpath
 from collections.abc import Sequence
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from branchkeeper.analysis.guard_facts import (
     tracked_paths,
@@ -34,8 +34,10 @@ from branchkeeper.policy.shellmodel import GitInvocation
 from branchkeeper.policy.verdict import Decision, EvacuationRecord
 
 
-@dataclass(frozen=True, slots=True)
-class DestroyTarget:
+class DestroyTarget(NamedTuple):
+    """What one destruction of the command removes: linked ``worktrees`` (real paths), the
+    ``branches`` (names) and the command ``text`` for messages. A NamedTuple (hook path)."""
+
     worktrees: frozenset[str]
     branches: frozenset[str]
     text: str

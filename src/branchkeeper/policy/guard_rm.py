@@ -9,7 +9,6 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     pass
 
-import dataclasses
 import glob as globlib
 import os
 from collections.abc import Sequence
@@ -53,7 +52,7 @@ def expand_rm_globs(plan: Plan) -> tuple[Plan, list[tuple[str, Invocation]]]:
         else:
             unknown.append((target, inv))
             targets.append((target, inv))
-    return dataclasses.replace(plan, rm_targets=tuple(targets)), unknown
+    return plan._replace(rm_targets=tuple(targets)), unknown
 
 
 def unknown_rm(unknown: Sequence[tuple[str, Invocation]], cwd: str) -> list[Decision]:

@@ -1,14 +1,16 @@
 """Immutable records produced by the shell-command reader (spec sections 3, 11, 13).
 
 These are plain data: the parser in `shellwalk` builds them, `shell` exposes them, and the
-decision layer reads them. Nothing here imports tree-sitter.
+decision layer reads them. Nothing here imports tree-sitter. They are NamedTuples, not frozen
+dataclasses: the hook imports this module on every tool call.
 """
 
 from __future__ import annotations
 
 import posixpath
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import NamedTuple
 
 # Redirect operators whose target is a file that receives the command's stdout.
 _STDOUT_FILE_OPS = frozenset({">", ">>", ">|", "&>", "&>>"})
@@ -16,10 +18,10 @@ _STDOUT_FILE_OPS = frozenset({">", ">>", ">|", "&>", "&>>"})
 NON_FILE_SINKS = frozenset(
     {"/dev/null", "/dev/stdout", "/dev/stderr", "/dev/tty", "/dev/fd/1", "/dev/fd/2"}
 )
+_NO_ENV: Mapping[str, str] = MappingProxyType({})  # the default `Invocation.env` (read-only)
 
 
-@dataclass(frozen=True, slots=True)
-class Redirect:
+class Redirect(NamedTuple):
     """One redirection of a simple command.
 
     `op` is the operator text (`>`, `>>`, `&>`, `<`, `<<`, `<<<`, `>&`, ...); `fd` the explicit
@@ -48,8 +50,7 @@ class Redirect:
         return False
 
 
-@dataclass(frozen=True, slots=True)
-class Invocation:
+class Invocation(NamedTuple):
     """One simple command, after wrapper prefixes (`env`, `sudo`, `command`, ...) are stripped.
 
     `argv` is after quote removal and escape processing; `dynamic_args[i]` says whether argv[i]
@@ -59,12 +60,13 @@ class Invocation:
     assignments and exports made earlier in the command (`env_dynamic` names those whose value
     is unknown). `downstream` lists the commands that read this command's stdout through a pipe
     (the next pipeline element; follow their own `downstream` for the rest). `wrappers` are the
-    stripped prefix words. `source` is the original text span.
+    stripped prefix words. `source` is the original text span. `env` takes no part in the hash
+    (a dict is not hashable); equality compares every field.
     """
 
     argv: tuple[str, ...]
     cwd: str | None
-    env: Mapping[str, str] = field(default_factory=dict, hash=False)
+    env: Mapping[str, str] = _NO_ENV
     env_dynamic: frozenset[str] = frozenset()
     dynamic: bool = False
     dynamic_args: tuple[bool, ...] = ()
@@ -73,6 +75,9 @@ class Invocation:
     in_pipeline: bool = False
     source: str = ""
     wrappers: tuple[str, ...] = ()
+
+    def __hash__(self) -> int:  # every field but `env`
+        return hash(self[:2] + self[3:])
 
     @property
     def pipe_to(self) -> tuple[str, ...] | None:
@@ -92,8 +97,7 @@ class Invocation:
         return rm_recursive_targets(self)
 
 
-@dataclass(frozen=True, slots=True)
-class ParsedCommand:
+class ParsedCommand(NamedTuple):
     """The whole command: every simple command in source order, and whether it was read in full.
 
     `unparsed` is True when tree-sitter reported an error, the input was refused (too large, NUL
@@ -108,8 +112,7 @@ class ParsedCommand:
     unparsed_reason: str = ""
 
 
-@dataclass(frozen=True, slots=True)
-class GitInvocation:
+class GitInvocation(NamedTuple):
     """A git invocation with git's global options resolved (`git [globals] <sub> <args>`).
 
     `cwd` is the effective directory after every `-C` (None when unknown); `git_dir` and

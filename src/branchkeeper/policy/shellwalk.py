@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import itertools
 import posixpath
-from dataclasses import dataclass, field
 from typing import Any
 
 from branchkeeper.policy.shellmodel import Redirect
@@ -33,16 +32,22 @@ _STATEMENTS = frozenset(
 _HEREDOC_PARTS = frozenset({"heredoc_start", "heredoc_body", "heredoc_end", "<<", "<<-"})
 
 
-@dataclass
+# The classes below are plain classes with __slots__, not dataclasses: the hook imports this
+# module on every tool call, and a dataclass costs more to define.
 class Scope:
     """Mutable shell state that a command can change for what follows it."""
 
-    cwd: str | None
-    home: str | None
-    oldpwd: str | None = None
-    dirstack: list[str | None] = field(default_factory=list)
-    env: dict[str, str] = field(default_factory=dict)
-    env_dynamic: set[str] = field(default_factory=set)
+    __slots__ = ("cwd", "dirstack", "env", "env_dynamic", "home", "oldpwd")
+
+    def __init__(self, cwd: str | None, home: str | None, oldpwd: str | None = None,
+                 dirstack: list[str | None] | None = None, env: dict[str, str] | None = None,
+                 env_dynamic: set[str] | None = None) -> None:
+        self.cwd = cwd
+        self.home = home
+        self.oldpwd = oldpwd
+        self.dirstack: list[str | None] = [] if dirstack is None else dirstack
+        self.env: dict[str, str] = {} if env is None else env
+        self.env_dynamic: set[str] = set() if env_dynamic is None else env_dynamic
 
     def copy(self) -> Scope:
         return Scope(
@@ -51,42 +56,55 @@ class Scope:
         )  # fmt: skip
 
 
-@dataclass(eq=False)
 class Inv:
-    """Builder for an Invocation; frozen at the end once pipelines are linked."""
+    """Builder for an Invocation; frozen at the end once pipelines are linked. Compared by
+    identity."""
 
-    words: list[Word]
-    cwd: str | None
-    env: dict[str, str]
-    env_dynamic: set[str]
-    forced_dynamic: bool
-    redirects: list[Redirect]
-    in_pipeline: bool
-    source: str
-    reads_pipe: bool = False
-    wrappers: list[str] = field(default_factory=list)
-    downstream: list[Inv] = field(default_factory=list)
+    __slots__ = ("cwd", "downstream", "env", "env_dynamic", "forced_dynamic", "in_pipeline",
+                 "reads_pipe", "redirects", "source", "words", "wrappers")
+
+    def __init__(self, words: list[Word], cwd: str | None, env: dict[str, str],
+                 env_dynamic: set[str], forced_dynamic: bool, redirects: list[Redirect],
+                 in_pipeline: bool, source: str, reads_pipe: bool = False,
+                 wrappers: list[str] | None = None, downstream: list[Inv] | None = None) -> None:
+        self.words = words
+        self.cwd = cwd
+        self.env = env
+        self.env_dynamic = env_dynamic
+        self.forced_dynamic = forced_dynamic
+        self.redirects = redirects
+        self.in_pipeline = in_pipeline
+        self.source = source
+        self.reads_pipe = reads_pipe
+        self.wrappers: list[str] = [] if wrappers is None else wrappers
+        self.downstream: list[Inv] = [] if downstream is None else downstream
 
 
-@dataclass
 class Inherit:
     """What an enclosing construct passes to the commands inside it."""
 
-    redirects: tuple[Redirect, ...] = ()
-    in_pipeline: bool = False
-    dynamic: bool = False
-    reads_pipe: bool = False
+    __slots__ = ("dynamic", "in_pipeline", "reads_pipe", "redirects")
+
+    def __init__(self, redirects: tuple[Redirect, ...] = (), in_pipeline: bool = False,
+                 dynamic: bool = False, reads_pipe: bool = False) -> None:
+        self.redirects = redirects
+        self.in_pipeline = in_pipeline
+        self.dynamic = dynamic
+        self.reads_pipe = reads_pipe
 
 
-@dataclass
 class Ctx:
     """Per-parse state: the source bytes of the current (possibly nested) text and the output."""
 
-    src: bytes
-    out: list[Inv]
-    reasons: list[str]
-    depth: int = 0
-    parse: Any = None
+    __slots__ = ("depth", "out", "parse", "reasons", "src")
+
+    def __init__(self, src: bytes, out: list[Inv], reasons: list[str], depth: int = 0,
+                 parse: Any = None) -> None:
+        self.src = src
+        self.out = out
+        self.reasons = reasons
+        self.depth = depth
+        self.parse = parse
 
 
 Entry = tuple[str, Any, list[Any]]  # ("op", optext, []) or ("item", node, extra redirects)

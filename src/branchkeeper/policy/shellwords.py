@@ -9,8 +9,7 @@ and its value is then the raw text, useful only for messages.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 _BRACKET = re.compile(r"\[[^\]\x00]+\]")
 _BRACE = re.compile(r"\{[^{}\x00]*(?:,|\.\.)[^{}\x00]*\}")
@@ -30,9 +29,10 @@ _ANSI_SIMPLE = {
 }  # fmt: skip
 
 
-@dataclass(frozen=True, slots=True)
-class Word:
-    """One shell word after quote removal: `value`, and `dynamic` when bash would expand it."""
+class Word(NamedTuple):
+    """One shell word after quote removal: `value`, and `dynamic` when bash would expand it.
+
+    A NamedTuple, not a frozen dataclass: this module is on the hook path."""
 
     value: str
     dynamic: bool

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import posixpath
 import re
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from branchkeeper.policy.shellwords import Word
@@ -40,16 +39,21 @@ _ARG_OPTS: dict[str, frozenset[str]] = {
 _WRAPPERS = frozenset({*_ARG_OPTS, "command", "builtin", "nohup"})
 
 
-@dataclass
 class Special:
     """What a command does beyond itself: scripts to parse, inner commands, an unparsed reason.
 
-    `scripts` items are (text, dynamic, runs in the current shell).
+    `scripts` items are (text, dynamic, runs in the current shell). A plain class (the hook
+    imports this module; a dataclass costs more to define).
     """
 
-    reason: str | None = None
-    scripts: list[tuple[str, bool, bool]] = field(default_factory=list)
-    inner: list[Inv] = field(default_factory=list)
+    __slots__ = ("inner", "reason", "scripts")
+
+    def __init__(self, reason: str | None = None,
+                 scripts: list[tuple[str, bool, bool]] | None = None,
+                 inner: list[Inv] | None = None) -> None:
+        self.reason = reason
+        self.scripts: list[tuple[str, bool, bool]] = [] if scripts is None else scripts
+        self.inner: list[Inv] = [] if inner is None else inner
 
 
 def _name(word: Word) -> str:

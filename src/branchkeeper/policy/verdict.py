@@ -1,15 +1,15 @@
 """What a guard decides: :class:`Decision` and the same-turn :class:`EvacuationRecord`.
 
 Issue 5 section 3: a decision is allow, warn (allow with context) or deny, with a rule id, a
-reason, the specific way out and, on every deny, the principle text of section 12.
+reason, the specific way out and, on every deny, the principle text of section 12. Both
+records are NamedTuples, not frozen dataclasses: the hook imports this module.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass
 from enum import StrEnum
-from typing import Any
+from typing import Any, NamedTuple
 
 from branchkeeper.policy.principle import BRANCH_LIMIT_PRINCIPLE
 
@@ -27,8 +27,7 @@ class Verdict(StrEnum):
         return {"allow": 0, "warn": 1, "deny": 2}[self.value]
 
 
-@dataclass(frozen=True, slots=True)
-class Decision:
+class Decision(NamedTuple):
     """One guard decision.
 
     ``rule_id`` is empty for a plain allow; ``reason`` one or more lines saying what the rule
@@ -89,8 +88,7 @@ def combine(decisions: Iterable[Decision]) -> Decision:
     return top.with_context(extra)
 
 
-@dataclass(frozen=True, slots=True)
-class EvacuationRecord:
+class EvacuationRecord(NamedTuple):
     """One evacuation seen in a command (section 13): the ``worktree`` it read (absolute path),
     the ``branch`` it read (name), the ``output`` path it wrote, and the ``command`` text."""
 

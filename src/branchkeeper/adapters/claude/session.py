@@ -23,14 +23,12 @@ from __future__ import annotations
 
 import errno
 import fcntl
-import hashlib
 import json
 import os
 import re
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -43,6 +41,7 @@ EXPIRY_SCAN_LIMIT = 200
 LOCK_WAIT_S = 3.0
 _EXPIRY_MARK = ".expiry-mark"
 _SAFE = re.compile(r"[^A-Za-z0-9_-]")
+_PLAIN_ID = re.compile(r"[A-Za-z0-9_-]{1,64}\Z")
 _VERSION = 1
 
 
@@ -51,26 +50,57 @@ class SessionLockTimeout(OSError):
 
 
 def state_filename(session_id: str) -> str:
-    """The file name for ``session_id``: a strictly filtered prefix plus a hash.
+    """The file name for ``session_id``.
 
-    ``"../../x"`` -> ``"x-<16 hex>.json"``: only ``[A-Za-z0-9_-]`` survive, so no id can name a
-    path outside the sessions directory; the hash keeps distinct ids distinct.
+    An id of 1-64 characters from ``[A-Za-z0-9_-]`` (Claude Code's are UUIDs) is its own name:
+    ``"abc"`` -> ``"abc.json"``. Any other id keeps only those characters, plus a dot and a hash
+    of the whole id: ``"../../x"`` -> ``"x.<16 hex>.json"``, so no id can name a path outside
+    the sessions directory and distinct ids stay distinct (a plain id has no dot). The hash
+    module is loaded only then: the hook path pays for it on no ordinary call.
     """
+    if _PLAIN_ID.match(session_id):
+        return f"{session_id}.json"
+    import hashlib
+
     digest = hashlib.sha256(session_id.encode("utf-8", "surrogatepass")).hexdigest()[:16]
     prefix = _SAFE.sub("", session_id)[:48]
-    return f"{prefix}-{digest}.json" if prefix else f"{digest}.json"
+    return f"{prefix or 'session'}.{digest}.json"
 
 
-@dataclass
 class SessionState:
-    """The mutable state of one session (see the module docstring for the fields)."""
+    """The mutable state of one session (see the module docstring for the fields).
 
-    session_id: str
-    turn: int = 0
-    touched: dict[str, list[str]] = field(default_factory=dict)
-    evacuations: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
-    stop_blocks: dict[str, int] = field(default_factory=dict)
-    rate: dict[str, float] = field(default_factory=dict)
+    A plain class, not a dataclass: the hook imports this module on every tool call. Equal when
+    every field is equal."""
+
+    __slots__ = ("evacuations", "rate", "session_id", "stop_blocks", "touched", "turn")
+
+    def __init__(self, session_id: str, turn: int = 0,
+                 touched: dict[str, list[str]] | None = None,
+                 evacuations: dict[str, list[dict[str, Any]]] | None = None,
+                 stop_blocks: dict[str, int] | None = None,
+                 rate: dict[str, float] | None = None) -> None:
+        self.session_id = session_id
+        self.turn = turn
+        self.touched: dict[str, list[str]] = {} if touched is None else touched
+        self.evacuations: dict[str, list[dict[str, Any]]] = {} if evacuations is None \
+            else evacuations
+        self.stop_blocks: dict[str, int] = {} if stop_blocks is None else stop_blocks
+        self.rate: dict[str, float] = {} if rate is None else rate
+
+    def _values(self) -> tuple[Any, ...]:
+        return (self.session_id, self.turn, self.touched, self.evacuations, self.stop_blocks,
+                self.rate)
+
+    def __eq__(self, other: object) -> bool:  # defining it leaves the class unhashable
+        if not isinstance(other, SessionState) or other.__class__ is not self.__class__:
+            return NotImplemented
+        return self._values() == other._values()
+
+    def __repr__(self) -> str:
+        return (f"SessionState(session_id={self.session_id!r}, turn={self.turn!r}, "
+                f"touched={self.touched!r}, evacuations={self.evacuations!r}, "
+                f"stop_blocks={self.stop_blocks!r}, rate={self.rate!r})")
 
     # -- turn and keys ----------------------------------------------------------------------
     def advance_turn(self) -> int:
