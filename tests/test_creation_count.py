@@ -16,10 +16,26 @@ from pathlib import Path
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from branchkeeper.analysis.guard_facts import LeanRefs, locate, read_lean_refs, read_ref_table
+from branchkeeper.analysis.guard_facts import (
+    NO_SWEEP,
+    LastSweep,
+    LeanRefs,
+    locate,
+    read_lean_refs,
+    read_ref_table,
+)
 from branchkeeper.analysis.refs import RefTable
 from branchkeeper.model.config import Config
-from branchkeeper.policy.creation_rules import CreationView, open_branches
+from branchkeeper.policy.creation_rules import (
+    MAX_LINES,
+    CreationView,
+    OpenBranch,
+    _duplicate,
+    _line,
+    branch_listing,
+    open_branches,
+)
+from branchkeeper.policy.stem import number_tokens, stem
 from tests.gitrepo import GitRepo
 
 NAMES = ["a", "b", "feat/x", "feat/y", "release/1", "keep-me", "main"]
@@ -62,7 +78,7 @@ def test_count_matches_union_find(local: dict[str, str], remote: dict[str, str],
     config = Config.model_validate({"branches": {"wip": {"count_remote": count_remote},
                                                  "exempt": exempt, "integration_lines": lines}})
     table = LeanRefs("origin", local, remote, "", ())
-    branches, count = open_branches(CreationView(table, "main", {}, config, 0.0))
+    branches, count = open_branches(CreationView(table, "main", NO_SWEEP, config, 0.0))
     assert ([b.name for b in branches], count) == _reference_count(table, config, "main")
 
 
@@ -118,3 +134,56 @@ def test_remote_head_from_file_and_symref_fallback(remote_and_clone: tuple[GitRe
     work.git("remote", "set-head", "origin", "--delete")
     assert read_ref_table(repo, "origin").remote_head == ""
     assert read_lean_refs(repo, "origin").remote_head == ""
+
+
+ROWS = st.one_of(
+    st.none(),
+    st.tuples(st.sampled_from(TIPS), st.sampled_from(["merged", "dormant", "live", "squash"]),
+              st.sampled_from([None, "noisy", 3]), st.sampled_from([None, "nowhere", 1]),
+              st.sampled_from([None, 0, 12.5, 400.0, "old"]),
+              st.sampled_from([None, "/w/x", 7])).map(list),
+    st.lists(st.just("x"), max_size=7))
+
+
+@settings(max_examples=300, deadline=None)
+@given(local=st.dictionaries(st.sampled_from(NAMES), st.sampled_from(TIPS)),
+       rows=st.dictionaries(st.sampled_from(NAMES), ROWS),
+       elapsed=st.sampled_from([0.0, 2.5]))
+def test_open_branches_reads_rows_like_entry(local: dict[str, str], rows: dict[str, object],
+                                             elapsed: float) -> None:
+    """The loop's inlined row check gives what LastSweep.entry gives, row by row."""
+    sweep = LastSweep(rows, elapsed)
+    view = CreationView(LeanRefs("origin", local, {}, "", ()), None, sweep, Config(), 0.0)
+    for b in open_branches(view)[0]:
+        e = sweep.entry(b.name, b.tip)
+        assert (b.state, b.age_days, b.containment, b.worktree) == (
+            (e.state, e.age_days, e.containment, e.worktree) if e else (None, None, None, None))
+
+
+BRANCH = st.builds(OpenBranch, st.sampled_from(["a", "b1", "agent-fix-login", "fix-login-v2",
+                                                "issue-0152", "x-152", "Fix-Login", "c/d"]),
+                   st.just(TIPS[0]), st.sampled_from([None, 0.0, 3.0, 40.0, 400.0]),
+                   st.sampled_from([None, "merged", "patch_equivalent", "dormant", "live"]),
+                   st.sampled_from([None, "advisory", "block"]), st.none(),
+                   st.sampled_from([None, "/w"]))
+
+
+@settings(max_examples=300, deadline=None)
+@given(branches=st.lists(BRANCH, max_size=30, unique_by=lambda b: b.name).map(
+    lambda bs: sorted(bs, key=lambda b: b.name)),
+       name=st.sampled_from(["fix-login", "worktree-fix-login-3", "gh-152", "new", "x"]))
+def test_listing_and_duplicates_match_plain_versions(branches: list[OpenBranch], name: str) -> None:
+    """The partitioned listing equals one full sort; the filtered duplicate scan equals
+    testing every branch."""
+    ordered = sorted(branches, key=lambda b: (b.group, -(b.age_days or 0.0), b.name))
+    more = [f"  ... and {len(branches) - MAX_LINES} more"] if len(branches) > MAX_LINES else []
+    assert branch_listing(branches) == [_line(b) for b in ordered[:MAX_LINES]] + more
+    expected = []
+    for x in branches:
+        if x.name == name:
+            continue
+        if stem(x.name) == stem(name) or number_tokens(x.name) & number_tokens(name):
+            expected.append(x.name)
+    found = _duplicate(name, branches, "origin")
+    listed = [] if found is None else [line.split(" (")[0][4:] for line in found.reason.splitlines()[1:]]
+    assert listed == expected[:MAX_LINES]

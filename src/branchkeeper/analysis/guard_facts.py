@@ -220,8 +220,30 @@ def read_ref_table(repo: Repo, remote: str) -> RefTable:
     return read_lean_refs(repo, remote).table()
 
 
-class SweepEntry(NamedTuple):  # thousands per hook call: a tuple is cheap to build
-    """One branch of the last sweep, trusted only while the branch is still at ``tip``."""
+class LastSweep(NamedTuple):
+    """The last sweep's per-branch rows as written, ``{name: [tip, state, stage, containment,
+    age_days, worktree]}`` (not validated here: thousands per hook call, so a reader checks the
+    rows it uses, as :meth:`entry` does), and ``elapsed_days`` since the file was written. A row
+    is trusted only while its branch is still at ``tip``."""
+
+    rows: dict[str, object]
+    elapsed_days: float
+
+    def entry(self, name: str, tip: str) -> SweepEntry | None:
+        """The row of ``name`` when it is well formed and still at ``tip``, ages brought
+        forward to now; None otherwise. A field of the wrong type reads as unknown (None)."""
+        row = self.rows.get(name)
+        if type(row) is not list or len(row) != 6 or row[0] != tip or type(row[1]) is not str:
+            return None
+        _, state, stage, cont, age, wt = row
+        return SweepEntry(tip, state, stage if type(stage) is str else None,
+                          cont if type(cont) is str else None,
+                          age + self.elapsed_days if type(age) is float or type(age) is int else None,
+                          wt if type(wt) is str else None)
+
+
+class SweepEntry(NamedTuple):
+    """One branch of the last sweep, still at ``tip`` (see :meth:`LastSweep.entry`)."""
 
     tip: str
     state: str
@@ -231,32 +253,21 @@ class SweepEntry(NamedTuple):  # thousands per hook call: a tuple is cheap to bu
     worktree: str | None
 
 
-def read_sweep(repo: Repo) -> dict[str, SweepEntry]:
-    """The last sweep's per-branch summary (no git); empty when there was no sweep. Ages are
-    brought forward to now by the time since the sweep file was written. A row of the wrong
-    shape is skipped; a field of the wrong type reads as unknown (None)."""
-    out: dict[str, SweepEntry] = {}
+#: No sweep yet (or an unreadable one).
+NO_SWEEP = LastSweep({}, 0.0)
+
+
+def read_sweep(repo: Repo) -> LastSweep:
+    """The last sweep's per-branch summary (no git); :data:`NO_SWEEP` when there was none or
+    it is unreadable. One JSON read, no per-row work (see :class:`LastSweep`)."""
     path = Path(repo.common_dir) / "branchkeeper" / LAST_SWEEP
     try:
         elapsed = max(0.0, (time.time() - path.stat().st_mtime) / 86400.0)
     except OSError:
-        return out
+        return NO_SWEEP
     data = read_json(path)
     rows = data.get("branches") if isinstance(data, dict) else None
-    if not isinstance(rows, dict):
-        return out
-    make = SweepEntry
-    for name, row in rows.items():  # thousands of rows: plain type tests, one tuple each
-        if type(row) is not list or len(row) != 6:
-            continue
-        tip, state, stage, cont, age, wt = row
-        if type(tip) is not str or type(state) is not str:
-            continue
-        out[name] = make(tip, state, stage if type(stage) is str else None,
-                         cont if type(cont) is str else None,
-                         age + elapsed if type(age) is float or type(age) is int else None,
-                         wt if type(wt) is str else None)
-    return out
+    return LastSweep(rows, elapsed) if isinstance(rows, dict) and rows else NO_SWEEP
 
 
 def read_worktrees(repo: Repo) -> list[Worktree]:

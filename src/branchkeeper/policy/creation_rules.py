@@ -8,6 +8,7 @@ creation decision and noisy-stage lines on allowed ones.
 from __future__ import annotations
 
 import fnmatch
+import heapq
 import re
 from typing import TYPE_CHECKING, NamedTuple
 
@@ -16,7 +17,7 @@ if TYPE_CHECKING:
 
 from collections.abc import Callable
 
-from branchkeeper.analysis.guard_facts import LeanRefs, SweepEntry
+from branchkeeper.analysis.guard_facts import LastSweep, LeanRefs
 from branchkeeper.analysis.refs import matches_any
 from branchkeeper.policy.quoting import git_cmd, shell_quote
 from branchkeeper.policy.stem import number_tokens, stem
@@ -33,12 +34,12 @@ _DAY = 86400.0
 
 class CreationView(NamedTuple):
     """What the creation decision reads: the branch names and tips, the resolved default
-    branch name (or None), the last sweep (name -> entry; empty = names only), the config and
+    branch name (or None), the last sweep (no rows = names only), the config and
     ``now`` (unix s, kept for rules that read the clock)."""
 
     table: LeanRefs
     default_name: str | None
-    sweep: dict[str, SweepEntry]
+    sweep: LastSweep
     config: Config
     now: float
 
@@ -119,7 +120,8 @@ def open_branches(view: CreationView) -> tuple[list[OpenBranch], int]:
     skip_exempt = _glob_matcher(list(b.exempt))
     default_name = view.default_name
     stage_of = _stager(view.config)
-    local, remote, sweep = t.local, t.remote, view.sweep
+    local, remote = t.local, t.remote
+    rows, elapsed = view.sweep
     names = (local.keys() | remote.keys()) if count_remote else local.keys()
     tips: set[str] = set()
     parent: dict[str, str] = {}
@@ -152,13 +154,13 @@ def open_branches(view: CreationView) -> tuple[list[OpenBranch], int]:
             if x != y:
                 parent[y] = x
                 joins += 1
-        entry = sweep.get(name)
-        if entry is not None and entry.tip == tip:
-            state = entry.state
-            age = entry.age_days
+        row = rows.get(name)  # LastSweep.entry inlined: this loop runs thousands of times
+        if type(row) is list and len(row) == 6 and row[0] == tip and type(row[1]) is str:
+            state, age, cont, wt = row[1], row[4], row[3], row[5]
+            age = age + elapsed if type(age) is float or type(age) is int else None
             append(OpenBranch(name, tip, age, state,
                               stage_of(age) if state == "dormant" or state == "live" else None,
-                              entry.containment, entry.worktree))
+                              cont if type(cont) is str else None, wt if type(wt) is str else None))
         else:
             append(OpenBranch(name, tip, None, None, None, None, None))
     return out, len(tips) - joins
@@ -182,12 +184,27 @@ def _line(b: OpenBranch) -> str:
 
 
 def branch_listing(branches: list[OpenBranch]) -> list[str]:
-    """Merged first (with their delete command), then dormant, then live; at most MAX_LINES
-    lines plus "and N more"."""
-    ordered = sorted(branches, key=lambda b: (b.group, -(b.age_days or 0.0), b.name))
-    lines = [_line(b) for b in ordered[:MAX_LINES]]
-    if len(ordered) > MAX_LINES:
-        lines.append(f"  ... and {len(ordered) - MAX_LINES} more")
+    """Merged first (with their delete command), then dormant, then live, each oldest first and
+    then by name; at most MAX_LINES lines plus "and N more". Only the groups the listing
+    reaches are ordered (thousands of branches, twenty lines)."""
+    groups: tuple[list[OpenBranch], ...] = ([], [], [])
+    merged, dormant, live = (g.append for g in groups)
+    for b in branches:
+        if b.state in _MERGED:
+            merged(b)
+        elif b.state == "dormant" or b.stage is not None:
+            dormant(b)
+        else:
+            live(b)
+    ordered: list[OpenBranch] = []
+    for group in groups:
+        if len(ordered) >= MAX_LINES:
+            break
+        ordered += heapq.nsmallest(MAX_LINES - len(ordered), group,
+                                   key=lambda b: (-(b.age_days or 0.0), b.name))
+    lines = [_line(b) for b in ordered]
+    if len(branches) > MAX_LINES:
+        lines.append(f"  ... and {len(branches) - MAX_LINES} more")
     return lines
 
 
@@ -227,7 +244,7 @@ def creation_decision(name: str | None, view: CreationView) -> Decision:
     shown = shell_quote(name) if name is not None else "a new branch"
     found: list[Decision] = []
     if count >= b.wip.cap and b.wip.mode != "off":
-        note = [] if view.sweep else ["(No sweep yet, so names only: run `branchkeeper sweep` "
+        note = [] if view.sweep.rows else ["(No sweep yet, so names only: run `branchkeeper sweep` "
                                       "for merged/dormant labels.)"]
         way = "\n".join([
             "Finish or clear an open branch first (merged ones are proven and cheapest):",
@@ -275,19 +292,20 @@ def creation_decision(name: str | None, view: CreationView) -> Decision:
 def _duplicate(name: str, branches: list[OpenBranch], remote: str) -> Decision | None:
     new_stem = stem(name, remote=remote)
     new_nums = number_tokens(name, remote=remote)
+    # A cheap filter first (thousands of branches): a shared stem appears in the lower-cased
+    # name, and so does a shared number. Ref names hold no newline, so one lower() of the
+    # joined names gives every name's lower case.
+    lows = "\n".join([x.name for x in branches]).lower().split("\n")
+    search = re.compile("|".join(re.escape(t) for t in (new_stem, *sorted(new_nums)) if t)).search
     hits: list[str] = []
-    for x in branches:
+    for i in [i for i, low in enumerate(lows) if search(low)]:
+        x = branches[i]
         if x.name == name:
             continue
-        # Cheap filters first (thousands of branches): a stem is a prefix of the lower-cased
-        # name once a known prefix is stripped, and a shared number appears in both names.
-        low = x.name.lower()
-        same_stem = new_stem in low and stem(x.name, remote=remote) == new_stem
-        shares = [n for n in new_nums if n in low]
         why = ""
-        if same_stem:
+        if new_stem in lows[i] and stem(x.name, remote=remote) == new_stem:
             why = f"same stem {shell_quote(new_stem)}"
-        elif shares:
+        elif new_nums:
             shared = sorted(new_nums & number_tokens(x.name, remote=remote))
             if shared:
                 why = f"shares number {shared[0]}"
