@@ -149,5 +149,22 @@ def _command_word(args: list[str]) -> str | None:
 
 
 def run() -> None:
-    """Console-script wrapper: exit with :func:`main`'s status."""
-    sys.exit(main())
+    """Console-script wrapper: exit with :func:`main`'s status.
+
+    ``branchkeeper hook EVENT`` is a short process started on every agent tool call, so it runs
+    without cyclic garbage collection passes (a creation decision builds thousands of small
+    records; nothing it makes needs collecting before exit) and leaves with ``os._exit`` once
+    its output is flushed, skipping the interpreter's teardown: about 15-20 ms of the hook's
+    ~100 ms at 5,000 branches. Every file it writes is closed before it returns.
+    """
+    if sys.argv[1:2] != ["hook"]:
+        sys.exit(main())
+    import gc
+
+    gc.disable()
+    code = main()
+    for stream in (sys.stdout, sys.stderr):
+        # a closed pipe: the exit status still tells the verdict
+        with contextlib.suppress(OSError, ValueError):
+            stream.flush()
+    os._exit(code)
