@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -140,3 +141,21 @@ def test_command_path_with_spaces_is_quoted_and_uninstalls(tmp_path: Path) -> No
     assert _sp.run([*run, "uninstall"], capture_output=True).returncode == 0
     left = _json.loads((repo / ".claude" / "settings.json").read_text())
     assert left.get("hooks", {}) == {}
+
+
+def test_install_byte_compiles_the_hook_path(repo: GitRepo, tmp_path: Path) -> None:
+    """``install`` writes the package's bytecode (an editable install under
+    PYTHONDONTWRITEBYTECODE has none), so no hook call compiles source; a dry run does not.
+    The bytecode goes to a private PYTHONPYCACHEPREFIX so other test processes cannot write it."""
+    prefix = tmp_path / "pyc"
+    env = {**os.environ, "PYTHONPYCACHEPREFIX": str(prefix), "PYTHONDONTWRITEBYTECODE": "1"}
+
+    def install(*extra: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([sys.executable, "-m", "branchkeeper", "install", *extra],
+                              cwd=repo.path, capture_output=True, text=True, env=env)
+
+    assert install("--dry-run").returncode == 0
+    assert list(prefix.rglob("creation_rules.*.pyc")) == []
+    assert install().returncode == 0
+    assert [p.name for p in prefix.rglob("creation_rules.*.pyc")] == [
+        f"creation_rules.{sys.implementation.cache_tag}.pyc"]
