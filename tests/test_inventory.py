@@ -296,6 +296,28 @@ def test_corrupt_cache_is_ignored(team_repo: GitRepo, capsys: pytest.CaptureFixt
     assert table(sweep_json(team_repo, capsys)) == table(first)
 
 
+def test_unchanged_cache_is_not_rewritten(team_repo: GitRepo,
+                                          capsys: pytest.CaptureFixture[str]) -> None:
+    """A sweep that adds and drops no cache entry leaves cache.json as it was (same file, same
+    bytes); a new branch adds its entries, and a deleted one's are dropped."""
+    first = sweep_json(team_repo, capsys)
+    path = team_repo.path / ".git" / "branchkeeper" / "cache.json"
+    stat = path.stat()
+    before = path.read_bytes()
+    assert table(sweep_json(team_repo, capsys)) == table(first)
+    assert (path.stat().st_ino, path.stat().st_mtime_ns, path.read_bytes()) == (
+        stat.st_ino, stat.st_mtime_ns, before)
+    team_repo.switch("extra-work", create=True, start="main")
+    tip = team_repo.commit("extra", files={"extra.txt": "x\n"})
+    team_repo.switch("main")
+    sweep_json(team_repo, capsys)
+    grown = json.loads(path.read_text())
+    assert any(tip in key for key in grown["counts"]), grown["counts"]
+    team_repo.git("branch", "-D", "extra-work")
+    sweep_json(team_repo, capsys)
+    assert not [key for key in json.loads(path.read_text())["counts"] if tip in key]
+
+
 def test_not_a_repository(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["-C", str(tmp_path), "sweep"]) == 4
     err = capsys.readouterr().err
