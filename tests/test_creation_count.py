@@ -24,7 +24,7 @@ from branchkeeper.analysis.guard_facts import (
     read_lean_refs,
     read_ref_table,
 )
-from branchkeeper.analysis.refs import RefTable
+from branchkeeper.analysis.refs import RefTable, resolve_default_branch
 from branchkeeper.model.config import Config
 from branchkeeper.policy.creation_rules import (
     MAX_LINES,
@@ -114,33 +114,60 @@ def _table_facts(table: RefTable) -> tuple[str, dict[str, str | None], dict[str,
             {n: i.oid for n, i in table.remote.items()})
 
 
-def test_remote_head_from_file_and_symref_fallback(remote_and_clone: tuple[GitRepo, GitRepo]) -> None:
-    """origin/HEAD read from its loose file equals git's answer; a repository whose ref store is
-    not files (a ``reftable`` directory) reads it with ``%(symref)`` and gets the same table."""
+def test_lean_refs_resolve_symrefs_as_git_does(remote_and_clone: tuple[GitRepo, GitRepo]) -> None:
+    """origin/HEAD's target is git's own answer (also when written ``ref:`` without a space);
+    a dangling origin/HEAD (the remote renamed its default) is no default; any other symref
+    under the remote is no branch; the lean view equals the full table."""
     _, work = remote_and_clone
     work.git("branch", "topic")
     work.git("pack-refs", "--all")
     repo = locate(str(work.path))
     assert repo is not None
-    lean = read_ref_table(repo, "origin")
-    assert work.git("symbolic-ref", "refs/remotes/origin/HEAD") == "refs/remotes/origin/main"
-    assert _table_facts(lean) == _table_facts(read_lean_refs(repo, "origin").table())
-    assert _table_facts(lean) == ("refs/remotes/origin/main",
-                                  {"main": work.rev("main"), "topic": work.rev("main")},
-                                  {"main": work.rev("main")})
-    (Path(repo.common_dir) / "reftable").mkdir()
-    assert _table_facts(read_ref_table(repo, "origin")) == _table_facts(lean)
-    (Path(repo.common_dir) / "reftable").rmdir()
-    work.git("remote", "set-head", "origin", "--delete")
-    assert read_ref_table(repo, "origin").remote_head == ""
-    assert read_lean_refs(repo, "origin").remote_head == ""
+    lean = read_lean_refs(repo, "origin")
+    assert _table_facts(lean.table()) == _table_facts(read_ref_table(repo, "origin")) == (
+        "refs/remotes/origin/main", {"main": work.rev("main"), "topic": work.rev("main")},
+        {"main": work.rev("main")})
+    work.git("symbolic-ref", "refs/remotes/origin/trunk", "refs/remotes/origin/main")
+    work.git("update-ref", "refs/remotes/origin/develop", "main")
+    head = Path(repo.common_dir) / "refs" / "remotes" / "origin" / "HEAD"
+    head.write_text("ref:refs/remotes/origin/develop\n")
+    lean = read_lean_refs(repo, "origin")
+    assert (lean.remote_head, sorted(lean.remote)) == ("refs/remotes/origin/develop",
+                                                        ["develop", "main"])
+    head.write_text("ref: refs/remotes/origin/gone\n")
+    lean = read_lean_refs(repo, "origin")
+    assert (lean.remote_head, sorted(lean.remote)) == ("", ["develop", "main"])
+    assert resolve_default_branch("auto", lean).name == "main"
+
+
+def test_stale_origin_head_keeps_the_real_default(remote_and_clone: tuple[GitRepo, GitRepo]) -> None:
+    """The remote renamed master to main and a prune dropped origin/master: origin/HEAD still
+    names it, a local master remains. The guard, like the sweep, takes main as the default:
+    master is counted as work, main is not."""
+    _, work = remote_and_clone
+    work.git("branch", "master")
+    work.git("update-ref", "refs/remotes/origin/master", "main")
+    work.git("symbolic-ref", "refs/remotes/origin/HEAD", "refs/remotes/origin/master")
+    work.git("update-ref", "-d", "refs/remotes/origin/master")
+    for n in ("f1", "f2"):
+        work.switch(n, create=True, start="main")
+        work.commit(n, files={f"{n}.txt": "x\n"})
+    work.switch("main")
+    work.path.joinpath(".branchkeeper.yaml").write_text("branches:\n  wip: {cap: 3}\n")
+    proc = subprocess.run([sys.executable, "-m", "branchkeeper", "check", "--", "git switch -c g"],
+                          cwd=work.path, capture_output=True, text=True)
+    assert proc.returncode == 2, proc.stdout + proc.stderr
+    listing = proc.stdout.split("(merged ones are proven and cheapest):\n", 1)[1].split("\n(No sweep")[0]
+    assert listing.splitlines() == [f"  - {name} (state unknown, age unknown)"
+                                    for name in ("f1", "f2", "master")]
 
 
 ROWS = st.one_of(
     st.none(),
     st.tuples(st.sampled_from(TIPS), st.sampled_from(["merged", "dormant", "live", "squash"]),
               st.sampled_from([None, "noisy", 3]), st.sampled_from([None, "nowhere", 1]),
-              st.sampled_from([None, 0, 12.5, 400.0, "old"]),
+              st.sampled_from([None, 0, 12.5, 400.0, "old", float("inf"), float("nan"), -3,
+                               10**400, 1e300]),
               st.sampled_from([None, "/w/x", 7])).map(list),
     st.lists(st.just("x"), max_size=7))
 
@@ -155,6 +182,7 @@ def test_open_branches_reads_rows_like_entry(local: dict[str, str], rows: dict[s
     sweep = LastSweep(rows, elapsed)
     view = CreationView(LeanRefs("origin", local, {}, "", ()), None, sweep, Config(), 0.0)
     for b in open_branches(view)[0]:
+        assert b.age_days is None or 0 <= b.age_days < 1_000_000 + elapsed  # printable days
         e = sweep.entry(b.name, b.tip)
         assert (b.state, b.age_days, b.containment, b.worktree) == (
             (e.state, e.age_days, e.containment, e.worktree) if e else (None, None, None, None))

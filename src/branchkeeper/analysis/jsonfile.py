@@ -32,5 +32,5 @@ def read_json(path: Path) -> object:
     """The JSON in ``path``, or ``None`` when absent, unreadable or corrupt."""
     try:
         return json.loads(path.read_text("utf-8"))
-    except (OSError, ValueError):
+    except (OSError, ValueError, RecursionError):  # RecursionError: absurdly deep nesting
         return None

@@ -17,7 +17,7 @@ if TYPE_CHECKING:
 
 from collections.abc import Callable
 
-from branchkeeper.analysis.guard_facts import LastSweep, LeanRefs
+from branchkeeper.analysis.guard_facts import MAX_AGE_DAYS, LastSweep, LeanRefs
 from branchkeeper.analysis.refs import matches_any
 from branchkeeper.policy.quoting import git_cmd, shell_quote
 from branchkeeper.policy.stem import number_tokens, stem
@@ -157,7 +157,8 @@ def open_branches(view: CreationView) -> tuple[list[OpenBranch], int]:
         row = rows.get(name)  # LastSweep.entry inlined: this loop runs thousands of times
         if type(row) is list and len(row) == 6 and row[0] == tip and type(row[1]) is str:
             state, age, cont, wt = row[1], row[4], row[3], row[5]
-            age = age + elapsed if type(age) is float or type(age) is int else None
+            age = age + elapsed if (type(age) is float or type(age) is int) \
+                and 0 <= age < MAX_AGE_DAYS else None
             append(OpenBranch(name, tip, age, state,
                               stage_of(age) if state == "dormant" or state == "live" else None,
                               cont if type(cont) is str else None, wt if type(wt) is str else None))

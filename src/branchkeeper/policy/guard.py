@@ -75,6 +75,12 @@ def _creation_view(facts: GuardFacts) -> CreationView:
     return CreationView(refs, default.name, read_sweep(facts.repo), facts.config, now())
 
 
+#: What reading git's output or the state files can raise besides a BranchkeeperError: a
+#: malformed record (ValueError), a number no computation can use (ArithmeticError), absurd
+#: nesting (RecursionError). A creation decision then allows, saying it could not judge.
+_UNREADABLE = (ValueError, ArithmeticError, RecursionError)
+
+
 def _could_not_judge(why: str) -> Decision:
     return ALLOW.with_context([f"branchkeeper could not judge this new branch ({why}); the next "
                                "sweep counts it."])
@@ -90,9 +96,9 @@ def decide_creation(name: str | None, *, cwd: str, route: str) -> Decision:
         if facts is None:
             return ALLOW
         decision = creation_decision(name, _creation_view(facts))
-    except (BranchkeeperError, ValueError) as exc:
+    except (BranchkeeperError, *_UNREADABLE) as exc:
         return _could_not_judge(git_failed(exc) if isinstance(exc, BranchkeeperError)
-                                else str(exc))
+                                else str(exc)[:300] or type(exc).__name__)
     return decision.with_context([facts.config_note] if facts.config_note else [])
 
 
@@ -211,6 +217,8 @@ def _creation(c: Creation, g: GitInvocation, repos: GuardRepos, unparsed: str) -
         return decision.with_context([facts.config_note] if facts.config_note else [])
     except BranchkeeperError as exc:
         return _could_not_judge(git_failed(exc))
+    except _UNREADABLE as exc:  # a malformed record or state file: a creation fails open
+        return _could_not_judge(str(exc)[:300] or type(exc).__name__)
 
 
 def _destructions(plan: Plan, repos: GuardRepos, unparsed: str) -> list[Decision]:
