@@ -121,15 +121,28 @@ def _main(argv: Sequence[str] | None) -> int:
             os.dup2(devnull, sys.stdout.fileno())
         hint = getattr(args, "exit_code_hint", None)
         return int(hint) if isinstance(hint, int) else 141
+    except OSError as exc:
+        # Writing the result failed (a full disk, /dev/full) after the command had decided its
+        # exit status: keep that status (a deny stays a deny), say why on stderr.
+        hint = getattr(args, "exit_code_hint", None)
+        if not isinstance(hint, int):
+            return _internal_error(exc)
+        with contextlib.suppress(OSError, ValueError, AttributeError):
+            print(f"branchkeeper: could not write the output: {exc}", file=sys.stderr)
+        return hint
     except Exception as exc:  # the last line of defence: no traceback reaches a user
         if os.environ.get("BRANCHKEEPER_DEBUG"):
             raise
-        print(
-            f"branchkeeper: internal error: {type(exc).__name__}: {exc}\n"
-            "(set BRANCHKEEPER_DEBUG=1 to see the traceback)",
-            file=sys.stderr,
-        )
-        return int(ExitCode.ERROR)
+        return _internal_error(exc)
+
+
+def _internal_error(exc: Exception) -> int:
+    with contextlib.suppress(OSError, ValueError, AttributeError):
+        print(f"branchkeeper: internal error: {type(exc).__name__}: {exc}\n"
+              "(set BRANCHKEEPER_DEBUG=1 to see the traceback)", file=sys.stderr)
+    from branchkeeper.errors import ExitCode
+
+    return int(ExitCode.ERROR)
 
 
 def _command_word(args: list[str]) -> str | None:
@@ -165,6 +178,6 @@ def run() -> None:
     code = main()
     for stream in (sys.stdout, sys.stderr):
         # a closed pipe: the exit status still tells the verdict
-        with contextlib.suppress(OSError, ValueError):
+        with contextlib.suppress(OSError, ValueError, AttributeError):  # None when closed
             stream.flush()
     os._exit(code)

@@ -103,15 +103,19 @@ class HookResponse:
     """What the hook process prints and how it exits.
 
     ``stdout`` is printed as is (already JSON, or the WorktreeCreate path line); ``stderr`` is a
-    message for the person or, with exit 2, the reason Claude Code shows.
+    message for the person or, with exit 2, the reason Claude Code shows. ``blocking``, set on a
+    deny, a Stop block and a created worktree's path, is what to say on stderr with exit 2 when
+    stdout cannot be written (closed): a refusal must not turn into a silent allow.
     """
 
-    __slots__ = ("exit_code", "stderr", "stdout")
+    __slots__ = ("blocking", "exit_code", "stderr", "stdout")
 
-    def __init__(self, stdout: str = "", exit_code: int = 0, stderr: str = "") -> None:
+    def __init__(self, stdout: str = "", exit_code: int = 0, stderr: str = "",
+                 blocking: str = "") -> None:
         self.stdout = stdout
         self.exit_code = exit_code
         self.stderr = stderr
+        self.blocking = blocking
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, HookResponse):
@@ -234,7 +238,8 @@ def pre_tool_use(decision: str | None, reason: str = "", context: str = "") -> H
         out["additionalContext"] = context
     if len(out) == 1:
         return quiet()
-    return HookResponse(stdout=_dump({"hookSpecificOutput": out}))
+    return HookResponse(stdout=_dump({"hookSpecificOutput": out}),
+                        blocking=reason if decision == "deny" else "")
 
 
 def context(event: str, text: str) -> HookResponse:
@@ -255,7 +260,7 @@ def stop_block(reason: str) -> HookResponse:
     """Stop/SubagentStop refusal: ``{"decision": "block", "reason": REASON}`` (exit 0)."""
     if not reason:
         raise ValueError("a Stop block needs a reason: it is the agent's next instruction")
-    return HookResponse(stdout=_dump({"decision": "block", "reason": reason}))
+    return HookResponse(stdout=_dump({"decision": "block", "reason": reason}), blocking=reason)
 
 
 def stop_notice(text: str) -> HookResponse:
@@ -268,7 +273,8 @@ def stop_notice(text: str) -> HookResponse:
 
 def worktree_created(path: Path, note: str = "") -> HookResponse:
     """WorktreeCreate success: the absolute path as the last (only) stdout line, exit 0."""
-    return HookResponse(stdout=f"{path}\n", stderr=note)
+    return HookResponse(stdout=f"{path}\n", stderr=note, blocking=(
+        f"branchkeeper: created {path} but could not print its path (stdout is closed)"))
 
 
 def worktree_refused(reason: str) -> HookResponse:

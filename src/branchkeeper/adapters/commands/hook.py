@@ -36,7 +36,7 @@ from __future__ import annotations
 import json
 import os
 import sys
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TextIO
 
 from branchkeeper.adapters.claude import wire
 from branchkeeper.adapters.claude.wire import HookEvent, HookResponse
@@ -345,16 +345,27 @@ HANDLERS: dict[str, Callable[[HookEvent], HookResponse]] = {
 
 
 # -- entry points ---------------------------------------------------------------------------------
-def _emit(response: HookResponse) -> int:
+def _write(stream: TextIO | None, text: str) -> bool:
+    """Write and flush ``text``; False when the stream is closed or failing (never raises)."""
+    if stream is None:
+        return False
     try:
-        if response.stderr:
-            sys.stderr.write(response.stderr.rstrip("\n") + "\n")
-            sys.stderr.flush()
-        if response.stdout:
-            sys.stdout.write(response.stdout)
-            sys.stdout.flush()
-    except (BrokenPipeError, OSError):
-        pass
+        stream.write(text)
+        stream.flush()
+    except (OSError, ValueError):
+        return False
+    return True
+
+
+def _emit(response: HookResponse) -> int:
+    """Print the answer. When stdout cannot carry it and it refuses something (a deny, a Stop
+    block, a created worktree's path), say so on stderr with exit 2 instead, which Claude Code
+    also reads as a refusal: a closed stdout must never turn a deny into an allow."""
+    if response.stderr:
+        _write(sys.stderr, response.stderr.rstrip("\n") + "\n")
+    if response.stdout and not _write(sys.stdout, response.stdout) and response.blocking:
+        _write(sys.stderr, response.blocking.rstrip("\n") + "\n")
+        return wire.EXIT_BLOCK
     return response.exit_code
 
 
