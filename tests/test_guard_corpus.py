@@ -262,6 +262,24 @@ GITFILE = ["git --git-dir={W}/wt/dirty/.git --work-tree={W}/wt/dirty checkout --
 CASES += [("under", c, D, DISC) for c in GITFILE]
 CASES += [("under", "git --git-dir={W}/wt/clean/.git --work-tree={W}/wt/clean reset --hard", A, "")]
 
+# Outside testing of the hook path (issue 6): a quoted or escaped command name is read as bash
+# reads it; a command name from an expansion with destructive arguments is unread; rm fed by
+# xargs or find -exec is rm of targets the guard cannot know (find's starting points and -name
+# tests decide which worktrees it can reach).
+HIDDEN_NAME = ["g\\it branch -D lonely", "g''it branch -D lonely", 'g"i"t branch -D lonely',
+               "$'\\x67'it branch -D lonely", "sh -c \"g\\it branch -D lonely\""]
+CASES += [("under", c, D, FORCE) for c in HIDDEN_NAME]
+CASES += [("under", c, D, WT) for c in ("r\\m -rf ../wt/dirty", '"r"m -rf ../wt/dirty')]
+CASES += [("under", c, D, UNP) for c in ("x=gi; ${x}t branch -D lonely", "/usr/bin/g?t branch -D lonely",
+                                         "${x}m -rf ../wt/dirty")]
+CASES += [("under", c, A, "") for c in ("{g,}it branch -D lonely", "$PIP install -r req.txt", "$EDITOR branch.txt")]
+FED_RM = ["echo ../wt/dirty | xargs rm -rf", "xargs rm -rf < list", "find .. -name wt -exec rm -rf {} +",
+          "find ../wt -exec rm -rf {} +", "find .. -iname DIRTY -exec rm -r {} \\;",
+          "find .. -name '*y' -o -name x -exec rm -rf {} +", "find $D -exec rm -rf {} +"]
+FED_RM_OK = ["find .. -name __pycache__ -exec rm -rf {} +", "find . -exec rm -rf {} +",
+             "find .. -type f -exec rm -f {} +", "ls | xargs rm -f", "find ../wt -name 'x*' -exec rm -rf {} +"]
+CASES += [("under", c, D, UNP) for c in FED_RM] + [("under", c, A, "") for c in FED_RM_OK]
+
 
 @pytest.mark.parametrize(("repo", "command", "verdict", "rule"), CASES,
                          ids=[f"{r}:{c[:60]}" for r, c, _, _ in CASES])

@@ -47,8 +47,9 @@ def test_text_rm_expansion(world: Path) -> None:
     assert processes_started() == before  # linked worktrees are read from files
     assert d.reason == (
         "`rm -rf $X` deletes '$X' recursively, but the guard cannot tell exactly what it would "
-        "destroy: the target comes from an expansion (a variable, $(...), braces, a loop or an "
-        "unknown directory), so the guard cannot tell whether it removes one of the "
+        "destroy: the target comes from an expansion (a variable, $(...), braces, a loop, "
+        "xargs, find or an unknown directory), so the guard cannot tell whether it removes one "
+        "of the "
         "repository's linked worktrees.")
 
 

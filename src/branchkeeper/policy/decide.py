@@ -53,9 +53,18 @@ class HookVerdict:
         return f"HookVerdict({self.verdict!r}, {self.reason!r}, {self.context!r})"
 
 
+#: Characters through which bash can run a command whose name the text does not spell out:
+#: quoting and escapes (``g\\it``, ``g''it``, ``"r"m``, ``$'\\x67'it``), expansions (``$x``,
+#: ``$(...)``, backquotes, ``{g,}it``) and globs (``/usr/bin/g?t``).
+_HIDDEN_SPELLING = frozenset("\\'\"$`?*[{")
+
+
 def might_matter(command: str) -> bool:
-    """The fast-path pre-check: False when ``command`` mentions neither ``git`` nor ``rm``."""
-    return "git" in command or "rm" in command
+    """The fast-path pre-check: False only when ``command`` mentions neither ``git`` nor ``rm``
+    and holds no character through which bash could spell either (see
+    :data:`_HIDDEN_SPELLING`); anything else goes to the parser, which reads words as bash
+    does after quote removal."""
+    return "git" in command or "rm" in command or not _HIDDEN_SPELLING.isdisjoint(command)
 
 
 def needs_guard(command: str, *, cwd: str) -> bool:

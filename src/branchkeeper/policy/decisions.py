@@ -221,7 +221,7 @@ def unread_destructive(parsed: ParsedCommand) -> str | None:
         return None
     reasons = [r for r in parsed.unparsed_reason.split("; ") if r]
     opaque = [r for r in reasons if not r.startswith(_SYNTAX)]
-    if opaque and _RISKY_WORD.search(parsed.text):
+    if opaque and (_RISKY_WORD.search(parsed.text) or _hidden_name_destroys(parsed)):
         return "; ".join(opaque)
     if len(opaque) < len(reasons):
         leftover = parsed.text
@@ -231,6 +231,21 @@ def unread_destructive(parsed: ParsedCommand) -> str | None:
         if _RISKY_WORD.search(leftover):
             return "; ".join(r for r in reasons if r.startswith(_SYNTAX))
     return None
+
+
+#: First arguments of ``rm`` that make it recursive.
+_RECURSIVE_FLAGS = frozenset({"-r", "-R", "-rf", "-fr", "-Rf", "-fR", "-rF", "--recursive"})
+
+
+def _hidden_name_destroys(parsed: ParsedCommand) -> bool:
+    """A command whose name comes from an expansion (``${x}t``, ``{g,}it``, ``/usr/bin/g?t``)
+    and whose arguments read like a destructive git route (first argument a subcommand of
+    :data:`DESTRUCTIVE_SUBCOMMANDS`) or a recursive ``rm`` (first argument ``-rf``...)."""
+    for inv in parsed.invocations:
+        if inv.dynamic_args[:1] == (True,) and len(inv.argv) > 1 and (
+                inv.argv[1] in DESTRUCTIVE_SUBCOMMANDS or inv.argv[1] in _RECURSIVE_FLAGS):
+            return True
+    return False
 
 
 # -- shapes added after the tester's report (issue 5 follow-up) ---------------------------------

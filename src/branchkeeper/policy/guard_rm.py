@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     pass
 
+import fnmatch
 import glob as globlib
 import os
 from collections.abc import Sequence
@@ -57,18 +58,49 @@ def expand_rm_globs(plan: Plan) -> tuple[Plan, list[tuple[str, Invocation]]]:
 
 def unknown_rm(unknown: Sequence[tuple[str, Invocation]], cwd: str) -> list[Decision]:
     """``rm -r`` of a target the guard cannot know: denied when the repository around the
-    ``rm`` has a linked worktree (read from files, no git process), else allowed (item 3)."""
+    ``rm`` has a linked worktree (read from files, no git process), else allowed (item 3).
+    For the ``{}`` of ``find ... -exec rm -r {}`` only the worktrees find can reach count
+    (:func:`find_reaches`)."""
     out: list[Decision] = []
     for target, inv in unknown:
         repo = locate(inv.cwd or cwd)
-        if repo is not None and linked_worktree_paths(repo):
+        worktrees = linked_worktree_paths(repo) if repo is not None else []
+        if inv.found_by is not None and "{}" in target:
+            scope = inv.found_by
+            worktrees = [w for w in worktrees if find_reaches(scope.starts, scope.names, w)]
+        if worktrees:
             out.append(rr.unparsed_decision(
                 f"`{describe(inv)}` deletes {shell_quote(target)} recursively",
-                "the target comes from an expansion (a variable, $(...), braces, a loop or an "
-                "unknown directory), so the guard cannot tell whether it removes one of the "
-                "repository's linked worktrees"))
+                "the target comes from an expansion (a variable, $(...), braces, a loop, "
+                "xargs, find or an unknown directory), so the guard cannot tell whether it "
+                "removes one of the repository's linked worktrees"))
             break
     return out
+
+
+def find_reaches(starts: Sequence[str], names: Sequence[tuple[str, bool]] | None,
+                 worktree: str) -> bool:
+    """Whether ``find STARTS [-name P...] -exec rm -r {}`` can remove ``worktree`` (a real
+    path): it lies at or under a starting point, and (with ``-name``/``-iname`` tests) some
+    path find visits on the way down to it (the starting point, each directory below it, the
+    worktree itself) has a base name matching every pattern. A starting point that is not
+    absolute (unknown cwd) reaches everything."""
+    for start in starts:
+        if not start.startswith("/"):
+            return True
+        real = os.path.realpath(start)
+        if not (worktree == real or under(worktree, real)):
+            continue
+        if names is None:
+            return True
+        parts = [os.path.basename(start) or start]
+        parts += [] if worktree == real else os.path.relpath(worktree, real).split(os.sep)
+        for part in parts:
+            if all(fnmatch.fnmatchcase(part.lower() if nocase else part,
+                                       pattern.lower() if nocase else pattern)
+                   for pattern, nocase in names):
+                return True
+    return False
 
 
 def rm_worktrees(plan: Plan) -> list[tuple[str, Invocation]]:

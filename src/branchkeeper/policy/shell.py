@@ -139,6 +139,7 @@ def _freeze(inv: Any, memo: dict[int, Invocation]) -> Invocation:
         in_pipeline=inv.in_pipeline,
         source=inv.source,
         wrappers=tuple(inv.wrappers),
+        found_by=inv.found_by,
     )
     memo[id(inv)] = result
     return result
@@ -267,4 +268,10 @@ def rm_recursive_targets(inv: Invocation) -> tuple[str, ...]:
     for word, dyn in operands:
         path = None if dyn else _join(inv.cwd, word)
         out.append(path if path is not None else word)
+    if inv.dynamic and not any(inv.dynamic_args):  # xargs: more operands arrive on stdin
+        out.append(XARGS_OPERANDS)
     return tuple(out)
+
+
+#: The target standing for the operands ``xargs`` adds to a recursive ``rm``.
+XARGS_OPERANDS = "(the names xargs reads)"

@@ -50,6 +50,18 @@ class Redirect(NamedTuple):
         return False
 
 
+class FindScope(NamedTuple):
+    """Where the paths ``find`` hands to ``-exec CMD {}`` come from: its starting points
+    (``starts``, absolute when the cwd is known, else as written) and the ``-name``/``-iname``
+    patterns every path's base name must match (``names``: (pattern, ignore case) pairs, all of
+    them; None when no such test narrows the set or an ``-o``/``!``/``(``/``,`` could widen
+    it). Section 13: a recursive ``rm`` of ``{}`` reaches a worktree only through a path that
+    find can visit and that matches."""
+
+    starts: tuple[str, ...]
+    names: tuple[tuple[str, bool], ...] | None
+
+
 class Invocation(NamedTuple):
     """One simple command, after wrapper prefixes (`env`, `sudo`, `command`, ...) are stripped.
 
@@ -60,7 +72,8 @@ class Invocation(NamedTuple):
     assignments and exports made earlier in the command (`env_dynamic` names those whose value
     is unknown). `downstream` lists the commands that read this command's stdout through a pipe
     (the next pipeline element; follow their own `downstream` for the rest). `wrappers` are the
-    stripped prefix words. `source` is the original text span. `env` takes no part in the hash
+    stripped prefix words. `source` is the original text span. `found_by` is set on a command
+    that ``find -exec`` runs (its ``{}`` words are dynamic). `env` takes no part in the hash
     (a dict is not hashable); equality compares every field.
     """
 
@@ -75,6 +88,7 @@ class Invocation(NamedTuple):
     in_pipeline: bool = False
     source: str = ""
     wrappers: tuple[str, ...] = ()
+    found_by: FindScope | None = None
 
     def __hash__(self) -> int:  # every field but `env`
         return hash(self[:2] + self[3:])

@@ -12,7 +12,7 @@ import itertools
 import posixpath
 from typing import Any
 
-from branchkeeper.policy.shellmodel import Redirect
+from branchkeeper.policy.shellmodel import FindScope, Redirect
 from branchkeeper.policy.shellwords import Word, node_text, parse_redirect_op, word_value
 from branchkeeper.policy.shellwrap import Special, classify_special
 
@@ -60,8 +60,8 @@ class Inv:
     """Builder for an Invocation; frozen at the end once pipelines are linked. Compared by
     identity."""
 
-    __slots__ = ("cwd", "downstream", "env", "env_dynamic", "forced_dynamic", "in_pipeline",
-                 "reads_pipe", "redirects", "source", "words", "wrappers")
+    __slots__ = ("cwd", "downstream", "env", "env_dynamic", "forced_dynamic", "found_by",
+                 "in_pipeline", "reads_pipe", "redirects", "source", "words", "wrappers")
 
     def __init__(self, words: list[Word], cwd: str | None, env: dict[str, str],
                  env_dynamic: set[str], forced_dynamic: bool, redirects: list[Redirect],
@@ -78,6 +78,7 @@ class Inv:
         self.reads_pipe = reads_pipe
         self.wrappers: list[str] = [] if wrappers is None else wrappers
         self.downstream: list[Inv] = [] if downstream is None else downstream
+        self.found_by: FindScope | None = None
 
 
 class Inherit:

@@ -12,6 +12,7 @@ import posixpath
 import re
 from typing import TYPE_CHECKING
 
+from branchkeeper.policy.shellmodel import FindScope
 from branchkeeper.policy.shellwords import Word
 
 if TYPE_CHECKING:
@@ -209,11 +210,51 @@ def shell_scripts(inv: Inv, special: Special) -> None:
         special.reason = "a shell reads its commands from a pipe"
 
 
+#: find options before its starting points (``-D`` takes a value).
+_FIND_LEADING = frozenset({"-H", "-L", "-P"})
+#: find operators that can widen what its tests select.
+_FIND_WIDENING = frozenset({"-o", "-or", ",", "!", "-not", "("})
+
+
+def find_scope(inv: Inv) -> FindScope | None:
+    """The starting points and ``-name``/``-iname`` patterns of the ``find`` in ``inv`` (see
+    :class:`FindScope`); None when a starting point comes from an expansion."""
+    words = inv.words
+    i = 1
+    while i < len(words) and (words[i].value in _FIND_LEADING or
+                              words[i].value.startswith("-O") or words[i].value == "-D"):
+        i += 2 if words[i].value == "-D" else 1
+    starts: list[str] = []
+    while i < len(words) and not words[i].value.startswith(("-", "(", "!", ")", ",")):
+        if words[i].dynamic:
+            return None
+        start = words[i].value
+        starts.append(posixpath.normpath(posixpath.join(inv.cwd, start)) if inv.cwd else start)
+        i += 1
+    names: list[tuple[str, bool]] = []
+    narrowed = True
+    for k in range(i, len(words)):
+        value = words[k].value
+        if value in ("-exec", "-execdir", "-ok", "-okdir"):
+            break
+        if value in _FIND_WIDENING or (value in ("-name", "-iname") and k + 1 < len(words)
+                                       and words[k + 1].dynamic):
+            narrowed = False
+            break
+        if value in ("-name", "-iname") and k + 1 < len(words):
+            names.append((words[k + 1].value, value == "-iname"))
+    cwd_start = [posixpath.normpath(inv.cwd)] if inv.cwd else ["."]
+    return FindScope(tuple(starts) or tuple(cwd_start),
+                     tuple(names) if names and narrowed else None)
+
+
 def find_exec(inv: Inv, special: Special) -> None:
-    """`find ... -exec CMD {} ;` (and -execdir/-ok/-okdir): the commands find runs."""
+    """`find ... -exec CMD {} ;` (and -execdir/-ok/-okdir): the commands find runs. Their `{}`
+    words are dynamic (find supplies them) and the command carries :func:`find_scope`."""
     from branchkeeper.policy.shellwalk import Inv as InvCls
 
     words = inv.words
+    scope = find_scope(inv)
     i = 1
     while i < len(words):
         flag = words[i].value
@@ -223,10 +264,11 @@ def find_exec(inv: Inv, special: Special) -> None:
                 j += 1
             if j > i + 1:
                 cwd = inv.cwd if flag in ("-exec", "-ok") else None
-                special.inner.append(
-                    InvCls(words[i + 1 : j], cwd, dict(inv.env), set(inv.env_dynamic), True,
-                           [], inv.in_pipeline, inv.source)
-                )
+                inner = [Word(w.value, w.dynamic or "{}" in w.value) for w in words[i + 1 : j]]
+                found = InvCls(inner, cwd, dict(inv.env), set(inv.env_dynamic),
+                               scope is None, [], inv.in_pipeline, inv.source)
+                found.found_by = scope
+                special.inner.append(found)
             i = j
         i += 1
 
