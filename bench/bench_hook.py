@@ -2,7 +2,8 @@
 
 Medians over RUNS runs, in milliseconds, from process start to exit, with the event JSON on stdin:
 
-- PreToolUse, a Bash command that is not git (target < 60 ms), in a small repository;
+- PreToolUse, a Bash command that is not git (target < 60 ms), in a small repository, plain
+  and with quotes and a glob (which the textual fast path sends to the parser);
 - PreToolUse, ``git status`` on the 5,000-branch repository;
 - PreToolUse, ``git switch -c x`` on the 5,000-branch repository (target < 150 ms);
 - SessionStart (source ``startup``) on the 5,000-branch repository (target: within
@@ -91,6 +92,11 @@ def main(argv: list[str] | None = None) -> None:
         assert out == b"", out
         print(f"PreToolUse non-git Bash:      median {median:7.1f} ms (max {worst:.1f}; target "
               f"< 60); heavy imports: {_imports(plain) or 'none'}")
+        quoted = {**plain, "tool_input": {"command": 'echo "hello" *.py | grep -c x'}}
+        median, worst, out = _time("PreToolUse", quoted, runs)
+        assert out == b"", out
+        print(f"PreToolUse quoted non-git:    median {median:7.1f} ms (max {worst:.1f}; target "
+              f"< 60; quotes and globs go to the parser)")
         big = _big_repo(tmp)
         for label, command, target in (("git status", "git status", ""),
                                        ("git switch -c x", "git switch -c x", "; target < 150")):
