@@ -28,6 +28,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+from benchutil import compile_package
 from genrepo import generate
 
 CACHE = Path("/tmp/bk-bench/5000")
@@ -67,21 +68,11 @@ def _big_repo(tmp: Path) -> Path:
     return target
 
 
-def _compile_package() -> None:
-    """Byte-compile branchkeeper as ``pip install`` does for a regular install, so the figures
-    are not compile time (an editable install writes the same files on its first run, unless
-    PYTHONDONTWRITEBYTECODE is set, as it is on some CI machines)."""
-    import branchkeeper
-
-    subprocess.run([sys.executable, "-m", "compileall", "-q", str(Path(branchkeeper.__file__).parent)],
-                   check=True)
-
-
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--runs", type=int, default=20)
     runs = parser.parse_args(argv).runs
-    _compile_package()
+    compile_package()
     with tempfile.TemporaryDirectory() as tmp_name:
         tmp = Path(tmp_name)
         small = tmp / "small"

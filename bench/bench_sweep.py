@@ -34,6 +34,7 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+from benchutil import compile_package
 from genrepo import generate
 
 PRESERVED_STATES = frozenset({"merged", "merged_into_line", "patch_equivalent"})
@@ -117,6 +118,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--json", action="store_true", help="also print the results as JSON")
     args = parser.parse_args(argv)
+    compile_package()
     if importlib.util.find_spec("branchkeeper.adapters.commands.sweep") is None:
         print("bench_sweep: `branchkeeper sweep` is not built yet "
               "(branchkeeper.adapters.commands.sweep does not import); nothing to measure. "
