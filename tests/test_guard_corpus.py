@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from branchkeeper.git.run import processes_started
+from branchkeeper.policy.decide import needs_guard
 from branchkeeper.policy.guard import EvacuationRecord, decide_command, evacuations_in
 from branchkeeper.policy.principle import BRANCH_LIMIT_PRINCIPLE
 from tests.gitrepo import GitRepo
@@ -280,6 +281,23 @@ FED_RM_OK = ["find .. -name __pycache__ -exec rm -rf {} +", "find . -exec rm -rf
              "find .. -type f -exec rm -f {} +", "ls | xargs rm -f", "find ../wt -name 'x*' -exec rm -rf {} +"]
 CASES += [("under", c, D, UNP) for c in FED_RM] + [("under", c, A, "") for c in FED_RM_OK]
 
+# Second round of outside testing (issue 6): brace expansions that make a command name or an
+# option, expansions ahead of the subcommand, option abbreviations, find -delete and bracket
+# patterns, rm fed from outside the repository, more wrappers, aliases from the environment.
+ROUND2_UNP = ["{git,} branch -D lonely", "git branch {-D,lonely}", "rm {-rf,../wt/dirty}",
+              "${x}t -C . branch -D lonely", "x=r; ${x}m -f -r ../wt/dirty", "${x}m ../wt/dirty -rf",
+              "echo lonely | xargs --replace git branch -D {}", "find ../wt/dirty -delete",
+              "find .. -name 'dir[t]y' -exec rm -rf {} +", "cd .. && ls -d wt/* | xargs rm -rf",
+              "GIT_CONFIG_COUNT=1 GIT_CONFIG_KEY_0=alias.x GIT_CONFIG_VALUE_0='branch -D' git x lonely"]
+ROUND2_WT = ["rm --rec -f ../wt/dirty", "ionice -c3 rm -rf ../wt/dirty", "setsid rm -rf ../wt/dirty",
+             "taskset 0x1 rm -rf ../wt/dirty", "flock /tmp/l -c 'rm -rf ../wt/dirty'",
+             "strace -f rm -rf ../wt/dirty"]
+ROUND2_OK = ["find . -name '*.pyc' -delete", "find .. -name __pycache__ -not -path './.venv/*' -exec rm -rf {} +",
+             "find .. -type d \\( -name __pycache__ -o -name .pytest_cache \\) -exec rm -rf {} +",
+             "git add {src,tests}", "echo {a,b}; git status", "find .. -name '*.pyc' -o -name x -exec rm -f {} +"]
+CASES += [("under", c, D, UNP) for c in ROUND2_UNP] + [("under", c, D, WT) for c in ROUND2_WT]
+CASES += [("under", "fish -c 'git branch -D lonely'", D, FORCE)] + [("under", c, A, "") for c in ROUND2_OK]
+
 
 @pytest.mark.parametrize(("repo", "command", "verdict", "rule"), CASES,
                          ids=[f"{r}:{c[:60]}" for r, c, _, _ in CASES])
@@ -539,3 +557,15 @@ def test_nested_shells_past_the_walker_depth(world: Path) -> None:
     d = decide_command(cmd, cwd=str(world / "under"))
     assert (d.verdict.value, d.rule_id) == ("deny", UNP)
     assert "nested too deeply" in d.reason
+
+
+def test_hook_fast_path_never_skips_a_judgement(world: Path) -> None:
+    """The hook answers some commands without the guard (``decide.needs_guard`` False); for
+    every corpus command the guard refuses, warns on or adds context to, it must not."""
+    skipped = []
+    for repo, command, _, _ in CASES:
+        text, cwd = rel(world, command), str(world / repo)
+        d = decide_command(text, cwd=cwd)
+        if (d.verdict.value != "allow" or d.text) and not needs_guard(text, cwd=cwd):
+            skipped.append((repo, command, d.rule_id))
+    assert skipped == []

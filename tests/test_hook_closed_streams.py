@@ -55,8 +55,24 @@ def test_check_keeps_deny_when_output_cannot_be_written(repo: GitRepo) -> None:
                                          f'"{DENY_RM}" > /dev/full'],
                           cwd=repo.path, capture_output=True, text=True)
     assert proc.returncode == 2
-    assert proc.stderr == ("branchkeeper: could not write the output: "
-                           "[Errno 28] No space left on device\n")
+    assert proc.stderr == ("branchkeeper: error: [Errno 28] No space left on device (if the output "
+                           "could not be written, `branchkeeper log` still shows what a cleanup "
+                           "did)\n")
+
+
+def test_check_with_stdout_closed_keeps_its_exit_code(repo: GitRepo) -> None:
+    for extra in ("", "--json "):
+        proc = subprocess.run(["bash", "-c", f'"{sys.executable}" -m branchkeeper check {extra}-- '
+                                             f'"{DENY_RM}" >&-'],
+                              cwd=repo.path, capture_output=True, text=True)
+        assert (proc.returncode, proc.stderr) == (2, ""), extra
+
+
+def test_sweep_to_a_full_disk_is_an_error(repo: GitRepo) -> None:
+    proc = subprocess.run(["bash", "-c", f'"{sys.executable}" -m branchkeeper sweep > /dev/full'],
+                          cwd=repo.path, capture_output=True, text=True)
+    assert proc.returncode == 4, proc.stderr
+    assert "No space left on device" in proc.stderr
 
 
 @pytest.mark.parametrize("age", ["1e999", "-1e999", "NaN", "Infinity", "1" * 400, "-5"])

@@ -78,6 +78,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     """
     try:
         return _main(argv)
+    except KeyboardInterrupt:  # before a command's own handler (while importing it)
+        with contextlib.suppress(OSError, ValueError):
+            print("branchkeeper: interrupted", file=sys.stderr)
+        return 130
     finally:
         if os.environ.get("BRANCHKEEPER_STATS"):
             from branchkeeper.git.run import processes_started
@@ -91,7 +95,10 @@ def _main(argv: Sequence[str] | None) -> int:
     if args_list[:1] == ["hook"]:
         from branchkeeper.adapters.commands import hook
 
-        return hook.main_fast(args_list[1:])
+        return hook.main_fast(args_list[1:])  # it answers a closed stdout itself (exit 2)
+    for name in ("stdout", "stderr"):
+        if getattr(sys, name) is None:  # started with the stream closed (`>&-`)
+            setattr(sys, name, open(os.devnull, "w", encoding="utf-8"))  # noqa: SIM115
     from branchkeeper.errors import BranchkeeperError, ExitCode
 
     wanted = _command_word(args_list)
@@ -106,6 +113,13 @@ def _main(argv: Sequence[str] | None) -> int:
         return int(ExitCode.OK) if args.command is None else int(ExitCode.DENY)
     try:
         return int(args.func(args))
+    except SystemExit as exc:
+        # rich ends a write to a closed pipe (`| head`) with SystemExit(1): keep the status the
+        # command had decided (1 means findings), as for a BrokenPipeError below.
+        hint = getattr(args, "exit_code_hint", None)
+        if isinstance(hint, int):
+            return hint
+        return exc.code if isinstance(exc.code, int) else int(ExitCode.ERROR)
     except BranchkeeperError as exc:
         print(f"branchkeeper: error: {exc}", file=sys.stderr)
         return int(exc.exit_code)
@@ -122,14 +136,14 @@ def _main(argv: Sequence[str] | None) -> int:
         hint = getattr(args, "exit_code_hint", None)
         return int(hint) if isinstance(hint, int) else 141
     except OSError as exc:
-        # Writing the result failed (a full disk, /dev/full) after the command had decided its
-        # exit status: keep that status (a deny stays a deny), say why on stderr.
+        # Most often writing the result failed (a full disk, /dev/full). A status the command
+        # had already decided that says something (a deny, a warning, findings) is kept; else
+        # the lost output is an error.
         hint = getattr(args, "exit_code_hint", None)
-        if not isinstance(hint, int):
-            return _internal_error(exc)
         with contextlib.suppress(OSError, ValueError, AttributeError):
-            print(f"branchkeeper: could not write the output: {exc}", file=sys.stderr)
-        return hint
+            print(f"branchkeeper: error: {exc} (if the output could not be written, "
+                  "`branchkeeper log` still shows what a cleanup did)", file=sys.stderr)
+        return hint if isinstance(hint, int) and hint != 0 else int(ExitCode.ERROR)
     except Exception as exc:  # the last line of defence: no traceback reaches a user
         if os.environ.get("BRANCHKEEPER_DEBUG"):
             raise

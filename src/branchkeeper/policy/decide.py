@@ -60,22 +60,40 @@ _HIDDEN_SPELLING = frozenset("\\'\"$`?*[{")
 
 
 def might_matter(command: str) -> bool:
-    """The fast-path pre-check: False only when ``command`` mentions neither ``git`` nor ``rm``
-    and holds no character through which bash could spell either (see
+    """The fast-path pre-check: False only when ``command`` mentions neither ``git``, ``rm`` nor
+    ``-delete`` (find) and holds no character through which bash could spell them (see
     :data:`_HIDDEN_SPELLING`); anything else goes to the parser, which reads words as bash
     does after quote removal."""
-    return "git" in command or "rm" in command or not _HIDDEN_SPELLING.isdisjoint(command)
+    return "git" in command or "rm" in command or "-delete" in command or \
+        not _HIDDEN_SPELLING.isdisjoint(command)
+
+
+#: git subcommands that create, move, overwrite or delete no branch, worktree or uncommitted
+#: work. A command made of these alone (no ``rm``, no ``-c``/GIT_CONFIG_* override, no export
+#: to a file) is allowed without importing the guard; every other git subcommand, aliases
+#: included, goes to it.
+READ_ONLY_GIT = frozenset({
+    "status", "log", "diff", "show", "blame", "annotate", "rev-parse", "rev-list", "ls-files",
+    "ls-tree", "ls-remote", "cat-file", "describe", "shortlog", "grep", "show-ref",
+    "for-each-ref", "merge-base", "name-rev", "whatchanged", "version", "help", "add", "commit",
+    "check-ignore", "check-attr", "check-ref-format", "var", "count-objects", "range-diff",
+    "diff-tree", "diff-index", "diff-files", "cherry", "hash-object", "verify-commit",
+    "verify-tag", "archive", "bundle"})
 
 
 def needs_guard(command: str, *, cwd: str) -> bool:
-    """Whether the command guard has anything to judge in ``command``: False for a command that
-    mentions neither ``git`` nor ``rm`` (textual fast path, no parse), and for a fully parsed
-    command with no ``rm`` and no git creation, destruction or evacuation (the guard would
-    allow it without a git process, but importing it loads the config model and the
-    inventory). An unparsed command goes to the guard."""
+    """Whether the command guard has anything to judge in ``command``. False for a command that
+    mentions neither ``git`` nor ``rm`` and could not spell them (textual fast path, no parse),
+    and for a fully parsed command whose every git invocation is a :data:`READ_ONLY_GIT`
+    subcommand that exports nothing, with no ``rm`` and no command name from an expansion (the
+    guard would allow it without a git process, but importing it costs ~30 ms). Anything
+    else, an unparsed command included, goes to the guard: this must never allow what the
+    guard (``branchkeeper check``) would refuse."""
+    if "--allow-unproven" in command:
+        return True  # only a person at a terminal consents; the guard says so
     if not might_matter(command):
         return False
-    from branchkeeper.policy.gitargv import creation, destruction, evacuation
+    from branchkeeper.policy.gitargv import config_from_env, evacuation
     from branchkeeper.policy.shell import git_invocation, parse_command
 
     parsed = parse_command(command, cwd=cwd)
@@ -85,8 +103,11 @@ def needs_guard(command: str, *, cwd: str) -> bool:
         if inv.name == "rm" or inv.dynamic_args[:1] == (True,):
             return True
         g = git_invocation(inv)
-        if g is not None and (creation(g) is not None or destruction(g)
-                              or evacuation(g) is not None):
+        if g is None:
+            continue
+        if g.dynamic or g.config or config_from_env(g) or evacuation(g) is not None:
+            return True
+        if g.subcommand is not None and g.subcommand not in READ_ONLY_GIT:
             return True
     return False
 

@@ -217,11 +217,14 @@ def unread_destructive(parsed: ParsedCommand) -> str | None:
     names ``git`` or ``rm`` as a word anywhere. A plain syntax error counts when such a word
     lies outside every command that was read. Text that never names them (an unparsable
     ``npm``/``python`` one-liner) is None, so it stays allowed. Pure; no git process."""
+    hidden = _hidden_destroyer(parsed)
+    if hidden is not None:
+        return hidden
     if not parsed.unparsed:
         return None
     reasons = [r for r in parsed.unparsed_reason.split("; ") if r]
     opaque = [r for r in reasons if not r.startswith(_SYNTAX)]
-    if opaque and (_RISKY_WORD.search(parsed.text) or _hidden_name_destroys(parsed)):
+    if opaque and _RISKY_WORD.search(parsed.text):
         return "; ".join(opaque)
     if len(opaque) < len(reasons):
         leftover = parsed.text
@@ -233,19 +236,45 @@ def unread_destructive(parsed: ParsedCommand) -> str | None:
     return None
 
 
-#: First arguments of ``rm`` that make it recursive.
-_RECURSIVE_FLAGS = frozenset({"-r", "-R", "-rf", "-fr", "-Rf", "-fR", "-rF", "--recursive"})
+_BRACE_CHARS = frozenset("{},")
 
 
-def _hidden_name_destroys(parsed: ParsedCommand) -> bool:
-    """A command whose name comes from an expansion (``${x}t``, ``{g,}it``, ``/usr/bin/g?t``)
-    and whose arguments read like a destructive git route (first argument a subcommand of
-    :data:`DESTRUCTIVE_SUBCOMMANDS`) or a recursive ``rm`` (first argument ``-rf``...)."""
+def _recursive_flag(word: str) -> bool:
+    """``-r``, ``-rf``, ``-vRf``... or an abbreviation of ``--recursive`` (``--rec``)."""
+    if word.startswith("--"):
+        return len(word) >= 3 and "--recursive".startswith(word)
+    return word.startswith("-") and ("r" in word or "R" in word)
+
+
+def _braced_option(word: str, dynamic: bool) -> bool:
+    """A brace expansion that can produce an option (``{-D,x}``, ``{-rf,../wt}``)."""
+    return dynamic and "{" in word and "," in word and "-" in word
+
+
+def _hidden_destroyer(parsed: ParsedCommand) -> str | None:
+    """Why a command may run a destructive git route or a recursive ``rm`` that its words do
+    not show, or None: a command name from an expansion (``${x}t``, ``{git,}``,
+    ``/usr/bin/g?t``) with an argument that is a destructive git subcommand, or (unless its
+    first argument is some tool's own subcommand, as in ``$PIP install -r x``) a recursive
+    ``rm`` flag; or ``git``/``rm`` given a brace expansion that can produce an option
+    (``git branch {-D,x}``, ``rm {-rf,dir}``). Pure; no git process."""
+    if parsed.unparsed and _RISKY_WORD.search(parsed.text) and any(
+            inv.argv and not _BRACE_CHARS.isdisjoint(inv.argv[0]) for inv in parsed.invocations):
+        return "a command name the parser could not read (a brace expansion such as {git,})"
     for inv in parsed.invocations:
-        if inv.dynamic_args[:1] == (True,) and len(inv.argv) > 1 and (
-                inv.argv[1] in DESTRUCTIVE_SUBCOMMANDS or inv.argv[1] in _RECURSIVE_FLAGS):
-            return True
-    return False
+        args = inv.argv[1:]
+        if inv.dynamic_args[:1] == (True,) and args:
+            if any(a in DESTRUCTIVE_SUBCOMMANDS for a in args):
+                return "a command name from an expansion, with git subcommand arguments"
+            first = args[0]
+            if not (first.isalpha() and first not in DESTRUCTIVE_SUBCOMMANDS) and \
+                    any(_recursive_flag(a) for a in args):
+                return "a command name from an expansion, with recursive rm arguments"
+        if inv.name in ("git", "rm") and any(
+                _braced_option(w, d) for w, d in zip(inv.argv[1:], inv.dynamic_args[1:],
+                                                     strict=False)):
+            return f"a brace expansion that can produce an option of {inv.name}"
+    return None
 
 
 # -- shapes added after the tester's report (issue 5 follow-up) ---------------------------------

@@ -462,3 +462,16 @@ def _stdout_sinks(inv: Invocation) -> list[tuple[str, bool]]:
         first = False
         todo.extend(cur.downstream)
     return found
+
+
+#: An invocation environment that can define git aliases or options the guard cannot see.
+_CONFIG_ENV = ("GIT_CONFIG_COUNT", "GIT_CONFIG_PARAMETERS", "GIT_CONFIG_KEY_", "GIT_CONFIG_GLOBAL",
+               "GIT_CONFIG_SYSTEM", "GIT_CONFIG")
+
+
+def config_from_env(g: GitInvocation) -> bool:
+    """True when ``g`` takes configuration the guard cannot read from the repository: a
+    ``GIT_CONFIG_*`` variable in the command's environment or ``--config-env``."""
+    inv = g.invocation
+    return any(k.startswith(_CONFIG_ENV) for k in inv.env) or \
+        any(w.startswith("--config-env") for w in inv.argv[1:])

@@ -51,7 +51,7 @@ from branchkeeper.policy.decisions import (
     stash_then_drop,
     unread_destructive,
 )
-from branchkeeper.policy.gitargv import Creation, Destruction
+from branchkeeper.policy.gitargv import Creation, Destruction, config_from_env
 from branchkeeper.policy.guard_context import GuardFacts, GuardRepos, git_failed
 from branchkeeper.policy.guard_evacuation import evacuate_destroy, evacuations_in
 from branchkeeper.policy.guard_rm import (
@@ -153,6 +153,12 @@ def _aliases(gits: Sequence[GitInvocation], evacuations: Sequence[EvacuationReco
         sub = g.subcommand
         if sub is None or sub in KNOWN_GIT_COMMANDS or g.cwd is None or sub.startswith("-") \
                 or "$" in sub:
+            continue
+        if config_from_env(g):
+            out.append(rr.unparsed_decision(
+                f"`{describe(g)}` runs {shell_quote(sub)}, which is no git command",
+                "the command's environment (GIT_CONFIG_*) or --config-env can define it as an "
+                "alias the guard cannot read"))
             continue
         inline = [v for k, v in g.config if k.lower() == f"alias.{sub.lower()}"]
         try:

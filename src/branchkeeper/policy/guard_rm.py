@@ -63,8 +63,7 @@ def unknown_rm(unknown: Sequence[tuple[str, Invocation]], cwd: str) -> list[Deci
     (:func:`find_reaches`)."""
     out: list[Decision] = []
     for target, inv in unknown:
-        repo = locate(inv.cwd or cwd)
-        worktrees = linked_worktree_paths(repo) if repo is not None else []
+        worktrees = _worktrees_near(inv.cwd or cwd)
         if inv.found_by is not None and "{}" in target:
             scope = inv.found_by
             worktrees = [w for w in worktrees if find_reaches(scope.starts, scope.names, w)]
@@ -78,13 +77,28 @@ def unknown_rm(unknown: Sequence[tuple[str, Invocation]], cwd: str) -> list[Deci
     return out
 
 
+def _worktrees_near(where: str) -> list[str]:
+    """Linked worktrees an ``rm`` of an unknown target run in ``where`` could reach: those of
+    the repository around ``where``, or, outside every repository, those of the checkouts
+    directly under it (``cd .. && ls -d wt-* | xargs rm -rf`` in the sibling layout)."""
+    repo = locate(where)
+    if repo is not None:
+        return linked_worktree_paths(repo)
+    found: dict[str, None] = {}
+    for checkout in child_checkouts(where):
+        near = locate(checkout)
+        if near is not None:
+            found.update(dict.fromkeys(linked_worktree_paths(near)))
+    return list(found)
+
+
 def find_reaches(starts: Sequence[str], names: Sequence[tuple[str, bool]] | None,
                  worktree: str) -> bool:
     """Whether ``find STARTS [-name P...] -exec rm -r {}`` can remove ``worktree`` (a real
     path): it lies at or under a starting point, and (with ``-name``/``-iname`` tests) some
     path find visits on the way down to it (the starting point, each directory below it, the
-    worktree itself) has a base name matching every pattern. A starting point that is not
-    absolute (unknown cwd) reaches everything."""
+    worktree itself) has a base name matching one of the patterns. A starting point that is
+    not absolute (unknown cwd) reaches everything."""
     for start in starts:
         if not start.startswith("/"):
             return True
@@ -96,7 +110,7 @@ def find_reaches(starts: Sequence[str], names: Sequence[tuple[str, bool]] | None
         parts = [os.path.basename(start) or start]
         parts += [] if worktree == real else os.path.relpath(worktree, real).split(os.sep)
         for part in parts:
-            if all(fnmatch.fnmatchcase(part.lower() if nocase else part,
+            if any(fnmatch.fnmatchcase(part.lower() if nocase else part,
                                        pattern.lower() if nocase else pattern)
                    for pattern, nocase in names):
                 return True

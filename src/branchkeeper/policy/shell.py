@@ -257,7 +257,7 @@ def rm_recursive_targets(inv: Invocation) -> tuple[str, ...]:
         if not options_done and word == "--":
             options_done = True
         elif not options_done and word.startswith("--"):
-            recursive |= word == "--recursive"
+            recursive |= len(word) >= 3 and "--recursive".startswith(word.split("=", 1)[0])
         elif not options_done and word.startswith("-") and len(word) > 1:
             recursive |= "r" in word or "R" in word
         else:

@@ -52,10 +52,10 @@ class Redirect(NamedTuple):
 
 class FindScope(NamedTuple):
     """Where the paths ``find`` hands to ``-exec CMD {}`` come from: its starting points
-    (``starts``, absolute when the cwd is known, else as written) and the ``-name``/``-iname``
-    patterns every path's base name must match (``names``: (pattern, ignore case) pairs, all of
-    them; None when no such test narrows the set or an ``-o``/``!``/``(``/``,`` could widen
-    it). Section 13: a recursive ``rm`` of ``{}`` reaches a worktree only through a path that
+    (``starts``, absolute when the cwd is known, else as written) and ``-name``/``-iname``
+    patterns one of which every selected path's base name matches (``names``: (pattern, ignore
+    case) pairs; None when some alternative of the expression has no such test). Section 13: a
+    recursive ``rm`` of ``{}`` reaches a worktree only through a path that
     find can visit and that matches."""
 
     starts: tuple[str, ...]

@@ -18,7 +18,7 @@ from branchkeeper.policy.shellwords import Word
 if TYPE_CHECKING:
     from branchkeeper.policy.shellwalk import Inv, Scope
 
-SHELLS = frozenset({"bash", "sh", "zsh", "dash", "ksh", "mksh", "ash", "busybox"})
+SHELLS = frozenset({"bash", "sh", "zsh", "dash", "ksh", "mksh", "ash", "busybox", "fish"})
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 _STDIN_OPS = frozenset({"<<", "<<-", "<<<"})
 # Options that consume the next word, per wrapper (short forms; long ones use `=` or listed).
@@ -32,10 +32,20 @@ _ARG_OPTS: dict[str, frozenset[str]] = {
     "stdbuf": frozenset({"-i", "-o", "-e", "--input", "--output", "--error"}),
     "time": frozenset({"-f", "-o", "--format", "--output"}),
     "exec": frozenset({"-a"}),
-    "xargs": frozenset({"-a", "-E", "-I", "-L", "-n", "-P", "-s", "-d", "--arg-file", "--eof",
-                        "--replace", "--max-lines", "--max-args", "--max-procs", "--max-chars",
-                        "--delimiter", "--process-slot-var"}),
+    # --eof, --replace and --max-lines take a value only as `--opt=VALUE`
+    "xargs": frozenset({"-a", "-E", "-I", "-L", "-n", "-P", "-s", "-d", "--arg-file",
+                        "--max-args", "--max-procs", "--max-chars", "--delimiter",
+                        "--process-slot-var"}),
     "env": frozenset({"-u", "-C", "--unset", "--chdir"}),
+    "setsid": frozenset(),
+    "ionice": frozenset({"-c", "-n", "--class", "--classdata"}),
+    "taskset": frozenset(),  # then the CPU mask or list, a positional
+    "flock": frozenset({"-w", "-E", "--timeout", "--wait", "--conflict-exit-code"}),  # then a file
+    "chronic": frozenset(),
+    "unbuffer": frozenset(),
+    "strace": frozenset({"-e", "-o", "-s", "-u", "-E", "-a", "-b", "-I", "-O", "-S", "-X", "-P"}),
+    "ltrace": frozenset({"-e", "-o", "-s", "-u", "-a", "-n", "-A", "-D", "-F", "-l", "-x"}),
+    "watch": frozenset({"-n", "-d", "--interval", "--differences", "-q", "--equexit"}),
 }  # fmt: skip
 _WRAPPERS = frozenset({*_ARG_OPTS, "command", "builtin", "nohup"})
 
@@ -117,8 +127,12 @@ def strip_wrappers(inv: Inv, scope: Scope) -> str | None:
                     i += 1
                 else:
                     break
-        elif name == "timeout":
-            i = _skip_options(words, 1, name) + 1  # the duration
+        elif name in ("timeout", "taskset"):
+            i = _skip_options(words, 1, name) + 1  # the duration / the CPU mask
+        elif name == "flock":
+            i = _skip_options(words, 1, name) + 1  # the lock file
+            if i < len(words) and words[i].value in ("-c", "--command"):
+                words = [*words[:i], Word("sh", False), Word("-c", False), *words[i + 1:]]
         else:
             i = _skip_options(words, 1, name)
         if name == "xargs":
@@ -212,8 +226,6 @@ def shell_scripts(inv: Inv, special: Special) -> None:
 
 #: find options before its starting points (``-D`` takes a value).
 _FIND_LEADING = frozenset({"-H", "-L", "-P"})
-#: find operators that can widen what its tests select.
-_FIND_WIDENING = frozenset({"-o", "-or", ",", "!", "-not", "("})
 
 
 def find_scope(inv: Inv) -> FindScope | None:
@@ -231,21 +243,36 @@ def find_scope(inv: Inv) -> FindScope | None:
         start = words[i].value
         starts.append(posixpath.normpath(posixpath.join(inv.cwd, start)) if inv.cwd else start)
         i += 1
-    names: list[tuple[str, bool]] = []
-    narrowed = True
-    for k in range(i, len(words)):
-        value = words[k].value
+    return FindScope(tuple(starts) or tuple([posixpath.normpath(inv.cwd)] if inv.cwd else ["."]),
+                     _find_names(words[i:]))
+
+
+def _find_names(expr: list[Word]) -> tuple[tuple[str, bool], ...] | None:
+    """The positive ``-name``/``-iname`` patterns of a find expression when every ``-o``/``,``
+    alternative has one (a path find selects then matches at least one of them), else None.
+    A pattern with ``[`` or ``\\`` is None too: find's bracket classes and escapes are not
+    Python's fnmatch. Negated tests (``!``/``-not``) and other tests only narrow: ignored."""
+    alternatives: list[list[tuple[str, bool]]] = [[]]
+    k = 0
+    while k < len(expr):
+        value = expr[k].value
         if value in ("-exec", "-execdir", "-ok", "-okdir"):
-            break
-        if value in _FIND_WIDENING or (value in ("-name", "-iname") and k + 1 < len(words)
-                                       and words[k + 1].dynamic):
-            narrowed = False
-            break
-        if value in ("-name", "-iname") and k + 1 < len(words):
-            names.append((words[k + 1].value, value == "-iname"))
-    cwd_start = [posixpath.normpath(inv.cwd)] if inv.cwd else ["."]
-    return FindScope(tuple(starts) or tuple(cwd_start),
-                     tuple(names) if names and narrowed else None)
+            while k < len(expr) and expr[k].value not in (";", "+"):
+                k += 1
+        elif value in ("-o", "-or", ","):
+            alternatives.append([])
+        elif value in ("!", "-not"):
+            k += 2 if k + 1 < len(expr) and expr[k + 1].value in ("-name", "-iname") else 0
+        elif value in ("-name", "-iname") and k + 1 < len(expr):
+            pattern = expr[k + 1]
+            if pattern.dynamic or "[" in pattern.value or "\\" in pattern.value:
+                return None
+            alternatives[-1].append((pattern.value, value == "-iname"))
+            k += 1
+        k += 1
+    if not all(alternatives):
+        return None
+    return tuple(p for alt in alternatives for p in alt)
 
 
 def find_exec(inv: Inv, special: Special) -> None:
@@ -255,6 +282,13 @@ def find_exec(inv: Inv, special: Special) -> None:
 
     words = inv.words
     scope = find_scope(inv)
+    if any(w.value == "-delete" for w in words) and (scope is None or scope.names is None):
+        # an unfiltered -delete empties every directory it reaches, like `rm -r`
+        found = InvCls([Word("rm", False), Word("-r", False), Word("{}", True)], inv.cwd,
+                       dict(inv.env), set(inv.env_dynamic), scope is None, [],
+                       inv.in_pipeline, inv.source)
+        found.found_by = scope
+        special.inner.append(found)
     i = 1
     while i < len(words):
         flag = words[i].value
