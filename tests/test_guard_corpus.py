@@ -238,7 +238,7 @@ RM_GLOB = ["rm -rf ../wt/d*", "rm -rf ../wt/*", "rm -r ../wt/de*", "rm -rf {W}/w
            "rm -rf ../w?/dirty"]
 RM_GLOB_OK = ["rm -rf ../wt/c*", "rm -rf ../wt/r*", "rm -rf ../nothing-*", "rm -rf ../wt/clean/*"]
 RM_EXPANSION = ["rm -rf $X", 'rm -rf "$WT"', "rm -rf $(git worktree list | tail -1)", "rm -rf ../wt/{dirty,x}",
-                "for d in ../wt/dirty ../wt/clean; do rm -rf $d; done", "rm -rf ~/x"]
+                "for d in ../wt/dirty ../wt/clean; do rm -rf $d; done", "rm -rf $HOME/x"]
 CASES += [("under", c, D, WT) for c in RM_GLOB] + [("under", c, A, "") for c in RM_GLOB_OK]
 CASES += [("under", c, D, UNP) for c in RM_EXPANSION] + [("atcap", c, A, "") for c in RM_EXPANSION[:5]]
 STASH_DROP = ["git stash && git stash drop", "git stash -u && git stash clear", "git stash push -m x; git stash drop",
@@ -292,11 +292,17 @@ ROUND2_UNP = ["{git,} branch -D lonely", "git branch {-D,lonely}", "rm {-rf,../w
 ROUND2_WT = ["rm --rec -f ../wt/dirty", "ionice -c3 rm -rf ../wt/dirty", "setsid rm -rf ../wt/dirty",
              "taskset 0x1 rm -rf ../wt/dirty", "flock /tmp/l -c 'rm -rf ../wt/dirty'",
              "strace -f rm -rf ../wt/dirty"]
-ROUND2_OK = ["find . -name '*.pyc' -delete", "find .. -name __pycache__ -not -path './.venv/*' -exec rm -rf {} +",
+ROUND2_OK = ["rm -rf ~/x", "rm -rf ~/.cache/pip", "find . -name '*.pyc' -delete", "find .. -name __pycache__ -not -path './.venv/*' -exec rm -rf {} +",
              "find .. -type d \\( -name __pycache__ -o -name .pytest_cache \\) -exec rm -rf {} +",
              "git add {src,tests}", "echo {a,b}; git status", "find .. -name '*.pyc' -o -name x -exec rm -f {} +"]
 CASES += [("under", c, D, UNP) for c in ROUND2_UNP] + [("under", c, D, WT) for c in ROUND2_WT]
 CASES += [("under", "fish -c 'git branch -D lonely'", D, FORCE)] + [("under", c, A, "") for c in ROUND2_OK]
+CASES += [("under", c, D, FORCE) for c in ("time { git branch -D lonely; }", "coproc git branch -D lonely",
+                                           "trap 'git branch -D lonely' EXIT")]
+CASES += [("under", c, D, UNP) for c in ("bash < <(echo 'git branch -D lonely')",
+                                         "hash -p /usr/bin/git g; g branch -D lonely")]
+CASES += [("under", c, A, "") for c in ("trap 'rm -f /tmp/x' EXIT", "bash script.sh < input.txt",
+                                        "{ echo a; echo b; } > out.txt", "hash -r")]
 
 
 @pytest.mark.parametrize(("repo", "command", "verdict", "rule"), CASES,

@@ -96,7 +96,7 @@ def needs_guard(command: str, *, cwd: str) -> bool:
     from branchkeeper.policy.gitargv import config_from_env, evacuation
     from branchkeeper.policy.shell import git_invocation, parse_command
 
-    parsed = parse_command(command, cwd=cwd)
+    parsed = parse_command(command, cwd=cwd, home=os.environ.get("HOME") or None)
     if parsed.unparsed:
         return True
     for inv in parsed.invocations:

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from branchkeeper.git.repo import Worktree
 
+import os
 import shlex
 from collections.abc import Sequence
 
@@ -122,7 +123,7 @@ def _decide_text(command: str, cwd: str, evacuations: Sequence[EvacuationRecord]
     try:
         if _CONSENT_FLAG in command:
             return rr.consent_decision()  # only a person at a terminal consents (no git)
-        parsed = parse_command(command, cwd=cwd)
+        parsed = parse_command(command, cwd=cwd, home=os.environ.get("HOME") or None)
         why = unread_destructive(parsed)
         if why is not None:
             return rr.unread_decision(why)

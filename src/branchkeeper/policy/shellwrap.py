@@ -47,7 +47,7 @@ _ARG_OPTS: dict[str, frozenset[str]] = {
     "ltrace": frozenset({"-e", "-o", "-s", "-u", "-a", "-n", "-A", "-D", "-F", "-l", "-x"}),
     "watch": frozenset({"-n", "-d", "--interval", "--differences", "-q", "--equexit"}),
 }  # fmt: skip
-_WRAPPERS = frozenset({*_ARG_OPTS, "command", "builtin", "nohup"})
+_WRAPPERS = frozenset({*_ARG_OPTS, "command", "builtin", "nohup", "coproc", "{"})
 
 
 class Special:
@@ -222,6 +222,8 @@ def shell_scripts(inv: Inv, special: Special) -> None:
         special.scripts.append((body.body or "", body.dynamic or inv.forced_dynamic, False))
     elif inv.reads_pipe:
         special.reason = "a shell reads its commands from a pipe"
+    elif any(r.op == "<" for r in inv.redirects):
+        special.reason = "a shell reads its commands from a file or process substitution"
 
 
 #: find options before its starting points (``-D`` takes a value).
@@ -329,6 +331,13 @@ def classify_special(inv: Inv, scope: Scope) -> Special:
         special.reason = f"{name} runs commands from a file the guard does not read"
     elif name in ("alias", "unalias"):
         special.reason = "defines an alias"
+    elif name == "hash" and any(w.value.startswith("-") and "p" in w.value for w in inv.words[1:]):
+        special.reason = "hash -p gives a program another command name"
+    elif name == "trap" and len(inv.words) > 2 and not inv.words[1].value.startswith("-"):
+        if inv.words[1].dynamic:
+            special.reason = "a trap runs a string the guard cannot read"
+        else:
+            special.scripts.append((inv.words[1].value, False, True))
     elif name == "find":
         find_exec(inv, special)
     return special
