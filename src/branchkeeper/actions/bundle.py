@@ -19,6 +19,7 @@ cannot carry every ref, the bundle falls back to full history and says why in ``
 
 from __future__ import annotations
 
+import os
 import re
 import secrets
 import shlex
@@ -192,6 +193,21 @@ def _write(repo: Path, path: Path, refs: Mapping[str, Oid], negatives: list[Oid]
     return None
 
 
+def _fsync(path: Path) -> None:
+    """Flush the bundle and its directory entry to disk before any ref is deleted, as the
+    journal's lines are: a crash right after the deletion must not find a torn bundle."""
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+    dfd = os.open(path.parent, os.O_RDONLY)
+    try:
+        os.fsync(dfd)
+    finally:
+        os.close(dfd)
+
+
 def create_bundle(repo: Path, common_dir: Path, refs: Mapping[str, Oid], *, base: Oid | None,
                   label: str) -> BundleInfo:
     """Write and verify a recovery bundle of ``refs`` (full ref name -> expected tip).
@@ -243,6 +259,7 @@ def create_bundle(repo: Path, common_dir: Path, refs: Mapping[str, Oid], *, base
         verify_bundle(repo, path, expected=refs)
         prereqs, heads = parse_header(path)
         size = path.stat().st_size
+        _fsync(path)
     except BaseException:
         path.unlink(missing_ok=True)
         raise

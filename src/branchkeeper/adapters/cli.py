@@ -70,6 +70,11 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     return parser
 
 
+#: What Ctrl-C prints: a cleanup stopped half-way is in the journal and can be undone.
+_INTERRUPTED = ("branchkeeper: interrupted (after a cleanup, `branchkeeper log` shows what was "
+                "done and `branchkeeper undo` restores it)")
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the console script; returns the exit status.
 
@@ -80,7 +85,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _main(argv)
     except KeyboardInterrupt:  # before a command's own handler (while importing it)
         with contextlib.suppress(OSError, ValueError):
-            print("branchkeeper: interrupted", file=sys.stderr)
+            print(_INTERRUPTED, file=sys.stderr)
         return 130
     finally:
         if os.environ.get("BRANCHKEEPER_STATS"):
@@ -124,7 +129,7 @@ def _main(argv: Sequence[str] | None) -> int:
         print(f"branchkeeper: error: {exc}", file=sys.stderr)
         return int(exc.exit_code)
     except KeyboardInterrupt:
-        print("branchkeeper: interrupted", file=sys.stderr)
+        print(_INTERRUPTED, file=sys.stderr)
         return int(ExitCode.INTERRUPTED)
     except BrokenPipeError:
         # The reader closed the pipe (``| head``). Keep the exit status the command had
