@@ -86,13 +86,26 @@ def parse_command(text: str, *, cwd: str, home: str | None = None) -> ParsedComm
     `cwd` is the absolute directory the command starts in; `home` (optional) resolves `~`.
     Returns a ParsedCommand; never raises. Input over MAX_INPUT_BYTES (UTF-8), with NUL
     characters, or not encodable as UTF-8 is refused as unparsed. Spec: issue 5 section 1.
+    The last few results are kept: the hook's fast path and the guard read the same command.
     """
+    key = (text, cwd, home)
+    done = _RECENT.get(key)
+    if done is not None:
+        return done
     try:
-        return _parse(text, cwd=cwd, home=home)
+        parsed = _parse(text, cwd=cwd, home=home)
     except RecursionError:
-        return ParsedCommand(text, (), True, "commands nested too deeply")
+        parsed = ParsedCommand(text, (), True, "commands nested too deeply")
     except Exception as exc:  # the guard must fail closed, never crash the hook
-        return ParsedCommand(text, (), True, f"parser failure: {type(exc).__name__}")
+        parsed = ParsedCommand(text, (), True, f"parser failure: {type(exc).__name__}")
+    if len(_RECENT) >= 16:
+        _RECENT.clear()
+    _RECENT[key] = parsed
+    return parsed
+
+
+#: Recent parses, keyed by (text, cwd, home); the results are read-only records.
+_RECENT: dict[tuple[str, str, str | None], ParsedCommand] = {}
 
 
 def _parse(text: str, *, cwd: str, home: str | None) -> ParsedCommand:
