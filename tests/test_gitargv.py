@@ -358,6 +358,7 @@ def test_not_overwrites(cmd: str) -> None:
     ("git restore -SW f", "restore", ("f",)), ("git switch --discard-changes m", "switch_force", ()),
     ("git clean -fdx sub", "clean", ("sub",)), ("git stash drop", "stash_drop", ()),
     ("git stash clear", "stash_clear", ()),
+    ("git checkout main", "checkout_maybe_path", ("main",)),  # the guard asks git which
 ])
 def test_discards(cmd: str, kind: str, paths: tuple[str, ...]) -> None:
     (g,) = _gits(cmd)
@@ -365,7 +366,7 @@ def test_discards(cmd: str, kind: str, paths: tuple[str, ...]) -> None:
     assert x is not None and (x.kind, x.pathspecs) == (kind, paths)
 
 
-@pytest.mark.parametrize("cmd", ["git checkout main", "git restore --staged f", "git clean -n",
+@pytest.mark.parametrize("cmd", ["git restore --staged f", "git clean -n",
                                  "git clean -d", "git reset --soft HEAD", "git stash pop",
                                  "git checkout -p", "git checkout -b x", "git switch main"])
 def test_not_discards(cmd: str) -> None:

@@ -304,6 +304,27 @@ CASES += [("under", c, D, UNP) for c in ("bash < <(echo 'git branch -D lonely')"
 CASES += [("under", c, A, "") for c in ("trap 'rm -f /tmp/x' EXIT", "bash script.sh < input.txt",
                                         "{ echo a; echo b; } > out.txt", "hash -r")]
 
+# Third round of outside testing (issue 6): a worktree named by a path suffix, checkout of one
+# path, options and subcommands from expansions, commands git runs, aliases defined in the same
+# command, more runners; git clean skips nested worktrees; find -empty -delete.
+CASES += [("under", "git worktree remove --force dirty", D, WT), ("under", "git worktree remove -f wt/dirty", D, WT)]
+CASES += [("wt/dirty", c, D, DISC) for c in ("git checkout README.md", "git checkout 'README*'",
+                                             "p=README.md; git checkout $p")]
+CASES += [("wt/dirty", c, A, "") for c in ("git checkout wt-clean", "git checkout HEAD~0", "git checkout nothing.txt")]
+ROUND3_UNP = ["x=-D; git branch $x lonely", "git branch $(echo -D) lonely", 'set -- branch -D lonely; git "$@"',
+              "m=--hard; git reset $m", "sub=reset; git $sub --hard",
+              "git -c core.fsmonitor='rm -rf ../wt/dirty' status", "git -c diff.external='rm -rf ../wt/dirty' diff",
+              "GIT_EXTERNAL_DIFF='sh -c \"rm -rf ../wt/dirty\"' git diff", "git rebase -x 'git branch -D lonely' --root",
+              "git difftool -x 'rm -rf ../wt/dirty' --no-prompt", "git -c include.path=/tmp/inc.cfg nuke lonely",
+              "git config alias.nuke 'branch -D' && git nuke lonely", "HOME=/tmp/h git nuke lonely",
+              "echo '[alias] nuke = branch -D' >> .git/config; git nuke lonely"]
+CASES += [("under", c, D, UNP) for c in ROUND3_UNP]
+CASES += [("under", c, D, FORCE) for c in ("script -qc 'git branch -D lonely' /dev/null", "su -c 'git branch -D lonely'")]
+CASES += [("under", "busybox rm -rf ../wt/dirty", D, WT)]
+CASES += [("under", c, A, "") for c in ("git -c core.pager=cat log", "git rebase -x 'npm test' main", "git branch $NEW",
+                                        "git config user.name x && git commit -m y", "find . -type d -empty -delete",
+                                        "git push origin $B")]
+
 
 @pytest.mark.parametrize(("repo", "command", "verdict", "rule"), CASES,
                          ids=[f"{r}:{c[:60]}" for r, c, _, _ in CASES])

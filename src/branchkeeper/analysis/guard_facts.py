@@ -408,6 +408,18 @@ def is_ancestor(cwd: str, commit: str, rev: str) -> bool:
     return res.returncode == 0
 
 
+def is_commitish(cwd: str, name: str, *, git_dir: str | None = None) -> bool:
+    """True when ``name`` names a commit where a git command run in ``cwd`` acts (a branch,
+    tag, remote-tracking branch or commit id): one bounded ``rev-parse --verify -q``, as
+    ``git checkout NAME`` decides between switching and restoring a path. Raises GitError on
+    a timeout."""
+    if name.startswith("-"):
+        return False
+    res = run_git([*_globals(git_dir, None), "rev-parse", "--verify", "-q", f"{name}^{{commit}}"],
+                  cwd=cwd, timeout=GUARD_TIMEOUT_S, check=False)
+    return res.returncode == 0
+
+
 def resolve_git_dir(git_dir: str) -> str:
     """``git_dir`` itself, or the directory its ``gitdir:`` line names when it is a gitfile
     (a linked worktree's ``.git`` file); no git process."""

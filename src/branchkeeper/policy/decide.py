@@ -85,7 +85,8 @@ def needs_guard(command: str, *, cwd: str) -> bool:
     """Whether the command guard has anything to judge in ``command``. False for a command that
     mentions neither ``git`` nor ``rm`` and could not spell them (textual fast path, no parse),
     and for a fully parsed command whose every git invocation is a :data:`READ_ONLY_GIT`
-    subcommand that exports nothing, with no ``rm`` and no command name from an expansion (the
+    subcommand that exports nothing and sets no variable, with no ``rm`` and no command name
+    from an expansion (the
     guard would allow it without a git process, but importing it costs ~30 ms). Anything
     else, an unparsed command included, goes to the guard: this must never allow what the
     guard (``branchkeeper check``) would refuse."""
@@ -105,7 +106,7 @@ def needs_guard(command: str, *, cwd: str) -> bool:
         g = git_invocation(inv)
         if g is None:
             continue
-        if g.dynamic or g.config or config_from_env(g) or evacuation(g) is not None:
+        if g.dynamic or g.config or inv.env or config_from_env(g) or evacuation(g) is not None:
             return True
         if g.subcommand is not None and g.subcommand not in READ_ONLY_GIT:
             return True

@@ -26,7 +26,7 @@ from branchkeeper.policy.gitargv import (
     evacuation,
     overwrites,
 )
-from branchkeeper.policy.shell import git_invocations, rm_recursive_targets
+from branchkeeper.policy.shell import git_invocation, git_invocations, rm_recursive_targets
 from branchkeeper.policy.shellmodel import GitInvocation, Invocation, ParsedCommand
 
 #: Destruction kinds that section 13 pairs with an evacuation.
@@ -37,7 +37,8 @@ PAIRED_KINDS = frozenset({"branch_force_delete", "branch_delete", "update_ref_de
 class Discard(NamedTuple):
     """A git command that throws away uncommitted work in one worktree (``R-GIT-DISCARD-CHANGES``).
 
-    ``kind``: ``reset_hard``, ``checkout_force``, ``checkout_paths``, ``restore``,
+    ``kind``: ``reset_hard``, ``checkout_force``, ``checkout_paths``, ``checkout_maybe_path``
+    (one operand: a path unless it names a commit), ``restore``,
     ``switch_force``, ``clean``, ``stash_drop``, ``stash_clear``. ``pathspecs`` limit what is
     discarded (relative to the invocation's cwd; () = the whole worktree). For ``clean``:
     ``untracked`` and ``ignored`` say which files it deletes. ``dynamic``: some word is unknown.
@@ -149,6 +150,12 @@ _CLEAN = gitopts.spec("d f|force i|interactive n|dry-run q|quiet e|exclude= x X"
 _PATHLIKE = (".", "./", "../", ":")
 
 
+def clean_enters_repositories(g: GitInvocation) -> bool:
+    """``git clean -ff``: only a doubled force removes nested repositories and worktrees
+    (``.claude/worktrees/<name>`` inside the repository); a single ``-f`` skips them."""
+    return gitopts.parse(g.args, g.args_dynamic, _CLEAN).count("force") >= 2
+
+
 def discard(g: GitInvocation) -> Discard | None:
     """The uncommitted work this invocation would throw away, or None (issue 5 section 2):
     ``reset --hard``, ``checkout -f`` / ``checkout [<tree-ish>] [--] <paths>``, ``restore``
@@ -177,6 +184,10 @@ def discard(g: GitInvocation) -> Discard | None:
             paths = ops[p.after_dashdash:]
         elif len(ops) >= 2 or (ops and ops[0].startswith(_PATHLIKE)):
             paths = ops  # `checkout <tree-ish> <paths>` or a path-looking operand
+        elif len(ops) == 1:
+            # `checkout X`: a branch or commit to switch to, else a path whose edits it
+            # discards (git's own rule); the guard asks git which (one rev-parse)
+            return Discard("checkout_maybe_path", ops, False, False, g.dynamic)
         else:
             paths = ()
         if not paths and not p.values("pathspec-from-file"):
@@ -274,7 +285,56 @@ def _hidden_destroyer(parsed: ParsedCommand) -> str | None:
                 _braced_option(w, d) for w, d in zip(inv.argv[1:], inv.dynamic_args[1:],
                                                      strict=False)):
             return f"a brace expansion that can produce an option of {inv.name}"
+        g = git_invocation(inv) if inv.name == "git" else None
+        if g is not None and g.subcommand is not None:
+            at = len(inv.argv) - len(g.args) - 1
+            if 0 < at < len(inv.dynamic_args) and inv.dynamic_args[at]:
+                return "the git subcommand comes from an expansion"
+            if g.subcommand in _OPTION_SENSITIVE and g.args_dynamic[:1] == (True,) and (
+                    len(g.args) > 1 or g.subcommand not in ("branch", "tag")):  # not a new name
+                return (f"the first argument of git {g.subcommand} comes from an expansion and "
+                        "can be an option (-D, --hard, -f...)")
+        if g is not None and _runs_commands(g):
+            return "git is told to run a command that names git or rm"
     return None
+
+
+#: git subcommands whose first argument, when it is an option, can destroy work.
+_OPTION_SENSITIVE = frozenset({"branch", "reset", "clean", "stash", "restore", "worktree",
+                               "update-ref", "tag", "reflog", "symbolic-ref"})
+#: ``-c`` keys (lower case; ``*`` any middle part) whose value git runs as a command.
+_COMMAND_KEYS = ("core.fsmonitor", "core.sshcommand", "core.pager", "core.editor",
+                 "core.askpass", "core.hookspath", "diff.external", "sequence.editor",
+                 "gpg.program", "credential.helper", "include.path", "includeif.")
+_COMMAND_KEY_ENDS = (".command", ".cmd", ".driver", ".clean", ".smudge", ".process", ".path",
+                     ".textconv", ".helper")
+#: Variables whose value git runs as a command.
+_COMMAND_ENV = frozenset({"GIT_EXTERNAL_DIFF", "GIT_SSH", "GIT_SSH_COMMAND", "GIT_PAGER",
+                          "GIT_EDITOR", "GIT_SEQUENCE_EDITOR", "GIT_ASKPASS", "PAGER", "EDITOR",
+                          "VISUAL"})
+#: Subcommand options and words after which git runs a command line.
+_EXEC_ARGS = {"rebase": ("-x", "--exec"), "difftool": ("-x", "--extcmd"),
+              "bisect": ("run",), "submodule": ("foreach",)}
+
+
+def _runs_commands(g: GitInvocation) -> bool:
+    """Whether ``g`` makes git run a command whose text names git or rm: a ``-c`` key git runs
+    (``core.fsmonitor``, ``diff.external``, ``include.path``...), such a variable in its
+    environment (``GIT_EXTERNAL_DIFF``...), or ``rebase -x``, ``difftool -x``, ``bisect run``,
+    ``submodule foreach`` with such a command."""
+    for key, value in g.config:
+        k = key.lower()
+        if (k.startswith(_COMMAND_KEYS) or k.endswith(_COMMAND_KEY_ENDS)) and \
+                (_RISKY_WORD.search(value) or k.startswith(("include", "alias"))):
+            return True
+    env = g.invocation.env
+    if any(name in _COMMAND_ENV and _RISKY_WORD.search(env[name]) for name in env):
+        return True
+    flags = _EXEC_ARGS.get(g.subcommand or "")
+    if flags and any(a in flags or a.startswith(tuple(f + "=" for f in flags if f.startswith("--")))
+                     for a in g.args):
+        return bool(_RISKY_WORD.search(" ".join(g.args)))
+    return False
 
 
 # -- shapes added after the tester's report (issue 5 follow-up) ---------------------------------

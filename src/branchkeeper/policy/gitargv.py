@@ -12,7 +12,7 @@ import re
 from typing import NamedTuple
 
 from branchkeeper.policy import gitopts
-from branchkeeper.policy.shellmodel import NON_FILE_SINKS, GitInvocation, Invocation
+from branchkeeper.policy.shellmodel import NON_FILE_SINKS, GitInvocation, Invocation, ParsedCommand
 
 _BRANCH = gitopts.spec(
     "v|verbose q|quiet t|track? |no-track u|set-upstream-to= |unset-upstream |color? "
@@ -471,7 +471,26 @@ _CONFIG_ENV = ("GIT_CONFIG_COUNT", "GIT_CONFIG_PARAMETERS", "GIT_CONFIG_KEY_", "
 
 def config_from_env(g: GitInvocation) -> bool:
     """True when ``g`` takes configuration the guard cannot read from the repository: a
-    ``GIT_CONFIG_*`` variable in the command's environment or ``--config-env``."""
+    ``GIT_CONFIG_*`` variable in the command's environment, another ``HOME`` or
+    ``XDG_CONFIG_HOME`` (another global config), or ``--config-env``."""
     inv = g.invocation
-    return any(k.startswith(_CONFIG_ENV) for k in inv.env) or \
+    return any(k.startswith(_CONFIG_ENV) or k in ("HOME", "XDG_CONFIG_HOME") for k in inv.env) or \
         any(w.startswith("--config-env") for w in inv.argv[1:])
+
+
+#: Configuration keys that define what a git word runs (lower case prefixes).
+_ALIAS_KEYS = ("alias.", "include.", "includeif.")
+
+
+def writes_git_config(parsed: ParsedCommand) -> bool:
+    """True when ``parsed`` may define a git alias before a later part of it runs: a ``git
+    config`` of an ``alias.*``/``include.*``/``includeIf.*`` key, or output sent to a file
+    named ``config`` or ``*gitconfig``."""
+    for inv in parsed.invocations:
+        if inv.name == "git" and "config" in inv.argv and any(
+                a.lower().startswith(_ALIAS_KEYS) for a in inv.argv):
+            return True
+        if any(r.writes_stdout and posixpath.basename(r.target).endswith(("config", "gitconfig"))
+               for r in inv.redirects):
+            return True
+    return False

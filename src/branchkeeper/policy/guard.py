@@ -29,6 +29,7 @@ from branchkeeper.analysis.guard_facts import (
     current_branch,
     discardable,
     is_ancestor,
+    is_commitish,
     now,
     read_alias,
     read_sweep,
@@ -44,15 +45,17 @@ from branchkeeper.policy.decisions import (
     DESTRUCTIVE_SUBCOMMANDS,
     KNOWN_GIT_COMMANDS,
     Plan,
+    clean_enters_repositories,
     deleted_refs,
     describe,
+    glob_only,
     inline_alias_problem,
     plan_command,
     reset_target,
     stash_then_drop,
     unread_destructive,
 )
-from branchkeeper.policy.gitargv import Creation, Destruction, config_from_env
+from branchkeeper.policy.gitargv import Creation, Destruction, config_from_env, writes_git_config
 from branchkeeper.policy.guard_context import GuardFacts, GuardRepos, git_failed
 from branchkeeper.policy.guard_evacuation import evacuate_destroy, evacuations_in
 from branchkeeper.policy.guard_rm import (
@@ -131,7 +134,8 @@ def _decide_text(command: str, cwd: str, evacuations: Sequence[EvacuationRecord]
         gits = git_invocations(parsed)
         early = [rr.unparsed_decision(f"`{describe(g)}` runs a git alias", why)
                  for g in gits if (why := inline_alias_problem(g)) is not None]
-        early += _aliases(gits, evacuations, depth)  # a git process only for unknown words
+        early += _aliases(gits, evacuations, depth,  # a git process only for unknown words
+                          defined_here=writes_git_config(parsed))
         plan, unread_rm = expand_rm_globs(plan)  # the filesystem only
         early += unknown_rm(unread_rm, cwd)
         resets = [(g, rev) for g in gits if (rev := reset_target(g)) is not None]
@@ -146,20 +150,23 @@ def _decide_text(command: str, cwd: str, evacuations: Sequence[EvacuationRecord]
 
 
 def _aliases(gits: Sequence[GitInvocation], evacuations: Sequence[EvacuationRecord],
-             depth: int) -> list[Decision]:
+             depth: int, *, defined_here: bool = False) -> list[Decision]:
     """Git invocations whose subcommand is no git command: ONE ``config --get alias.<name>``
-    each; a shell alias is denied as unparsed, any other is judged expanded (item 5)."""
+    each; a shell alias is denied as unparsed, any other is judged expanded (item 5). With
+    ``defined_here`` (the same command may define an alias first) or configuration from the
+    environment, the look-up cannot see it: denied as unparsed."""
     out: list[Decision] = []
     for g in gits:
         sub = g.subcommand
         if sub is None or sub in KNOWN_GIT_COMMANDS or g.cwd is None or sub.startswith("-") \
                 or "$" in sub:
             continue
-        if config_from_env(g):
+        if config_from_env(g) or defined_here:
             out.append(rr.unparsed_decision(
                 f"`{describe(g)}` runs {shell_quote(sub)}, which is no git command",
-                "the command's environment (GIT_CONFIG_*) or --config-env can define it as an "
-                "alias the guard cannot read"))
+                "the command itself (git config alias.*, a config file it writes), its "
+                "environment (GIT_CONFIG_*, HOME) or --config-env can define it as an alias "
+                "the guard cannot read"))
             continue
         inline = [v for k, v in g.config if k.lower() == f"alias.{sub.lower()}"]
         try:
@@ -354,12 +361,22 @@ def _discards(plan: Plan, repos: GuardRepos, unparsed: str) -> list[Decision]:
                         where, stashed, mode=facts.config.branches.force_removal.mode, how=how,
                         save=describe(save)))
                     continue
+            if x.kind == "checkout_maybe_path":
+                op = x.pathspecs[0]
+                if not x.dynamic and not glob_only(op) and not os.path.lexists(
+                        os.path.join(g.work_tree or g.cwd, op)):
+                    continue  # no such path: a branch or commit to switch to (no git process)
+                if not x.dynamic and is_commitish(g.cwd, op, git_dir=g.git_dir):
+                    continue  # switches to a branch or commit: git keeps (or refuses over) edits
+                x = x._replace(kind="checkout_paths")
             if x.kind.startswith("stash_"):
                 found: Sequence[str] = list(read_tips(facts.repo, ["refs/stash"]))
             else:
                 found = discardable(g.cwd, () if x.dynamic else x.pathspecs,
                                     tracked=x.kind != "clean", untracked=x.untracked,
                                     ignored=x.ignored, git_dir=g.git_dir, work_tree=g.work_tree)
+                if x.kind == "clean" and not clean_enters_repositories(g):
+                    found = [f for f in found if not _only_repositories(os.path.join(where, f))]
             out.append(rr.discard_decision(x.kind, where, found, how=how, ignored=x.ignored,
                                            mode=facts.config.branches.force_removal.mode))
         except (BranchkeeperError, ValueError) as exc:
@@ -367,6 +384,21 @@ def _discards(plan: Plan, repos: GuardRepos, unparsed: str) -> list[Decision]:
             out.append(rr.unparsed_decision(f"`{how}` discards work",
                                             f"git could not answer ({why})"))
     return out
+
+
+def _only_repositories(path: str) -> bool:
+    """True when ``git clean`` (single ``-f``) would delete nothing under ``path``: it is, or
+    holds nothing but, nested repositories or worktrees, which clean skips. Stops at the first
+    other file, so a large ignored tree costs one directory read."""
+    if os.path.lexists(os.path.join(path, ".git")):
+        return True
+    if not os.path.isdir(path) or os.path.islink(path):
+        return False
+    for root, dirs, files in os.walk(path):
+        if files:
+            return False
+        dirs[:] = [d for d in dirs if not os.path.lexists(os.path.join(root, d, ".git"))]
+    return True
 
 
 def _resets(resets: Sequence[tuple[GitInvocation, str]], repos: GuardRepos) -> list[Decision]:

@@ -60,10 +60,22 @@ class GuardFacts:
         return self.worktree_list
 
     def worktree_at(self, path: str) -> Worktree | None:
+        """The worktree a ``git worktree`` command names by ``path`` (absolute, resolved from
+        its cwd): the one at that real path, else, as git does, the one whose path ends with a
+        unique suffix of it (``git worktree remove agent1`` from anywhere)."""
         real = os.path.realpath(path)
         for wt in self.worktrees():
             if os.path.realpath(wt.path) == real:
                 return wt
+        parts = [p for p in path.split("/") if p]
+        paths = [(wt, str(wt.path).rstrip("/")) for wt in self.worktrees()]
+        for k in range(1, len(parts) + 1):
+            suffix = "/" + "/".join(parts[-k:])
+            found = [wt for wt, p in paths if p.endswith(suffix)]
+            if len(found) == 1:
+                return found[0]
+            if not found:
+                return None
         return None
 
     def worktree_holding(self, path: str) -> Worktree | None:

@@ -98,6 +98,10 @@ def strip_wrappers(inv: Inv, scope: Scope) -> str | None:
     """Remove wrapper prefixes from `inv.words` in place; returns an unparsed reason or None."""
     while inv.words:
         name = _name(inv.words[0])
+        if name == "busybox" and len(inv.words) > 1 and _name(inv.words[1]) not in SHELLS:
+            inv.wrappers.append(inv.words[0].value)  # `busybox rm -rf x` runs the applet
+            inv.words = inv.words[1:]
+            continue
         if name not in _WRAPPERS:
             return None
         words = inv.words
@@ -180,6 +184,25 @@ def change_dir(inv: Inv, scope: Scope, name: str) -> None:
     if name == "pushd":
         scope.dirstack.append(old)
     scope.cwd, scope.oldpwd = new, old
+
+
+def command_option(inv: Inv, special: Special) -> None:
+    """`script -c CMD`, `su -c CMD`, `runuser -c CMD` (also `--command CMD`/`--command=CMD`):
+    the command string they hand to a shell."""
+    words = inv.words
+    for k, w in enumerate(words[1:], start=1):
+        text: Word | None = None
+        short_c = w.value.startswith("-") and not w.value.startswith("--") and w.value.endswith("c")
+        if (short_c or w.value == "--command") and k + 1 < len(words):  # -c, -qc, --command
+            text = words[k + 1]
+        elif w.value.startswith("--command="):
+            text = Word(w.value[len("--command="):], w.dynamic)
+        if text is not None:
+            if text.dynamic:
+                special.reason = f"{_name(words[0])} runs a command string the guard cannot read"
+            else:
+                special.scripts.append((text.value, inv.forced_dynamic, False))
+            return
 
 
 def shell_scripts(inv: Inv, special: Special) -> None:
@@ -284,8 +307,10 @@ def find_exec(inv: Inv, special: Special) -> None:
 
     words = inv.words
     scope = find_scope(inv)
-    if any(w.value == "-delete" for w in words) and (scope is None or scope.names is None):
-        # an unfiltered -delete empties every directory it reaches, like `rm -r`
+    values = {w.value for w in words}
+    if "-delete" in values and "-empty" not in values and (scope is None or scope.names is None):
+        # an unfiltered -delete empties every directory it reaches, like `rm -r` (with -empty
+        # it removes only empty ones, and a worktree is never empty)
         found = InvCls([Word("rm", False), Word("-r", False), Word("{}", True)], inv.cwd,
                        dict(inv.env), set(inv.env_dynamic), scope is None, [],
                        inv.in_pipeline, inv.source)
@@ -322,6 +347,8 @@ def classify_special(inv: Inv, scope: Scope) -> Special:
         change_dir(inv, scope, name)
     elif name in SHELLS:
         shell_scripts(inv, special)
+    elif name in ("script", "su", "runuser"):
+        command_option(inv, special)
     elif name == "eval":
         if any(w.dynamic for w in inv.words[1:]):
             special.reason = "eval of a string the guard cannot read"
