@@ -24,7 +24,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from genrepo import generate
 
-from branchkeeper.analysis.guard_facts import _LEAN_FORMAT, locate, read_ref_table
+from branchkeeper.analysis.guard_facts import _LEAN_FORMAT, locate, read_lean_refs
 from branchkeeper.git.run import processes_started, run_git
 from branchkeeper.policy.guard import decide_command
 
@@ -77,8 +77,8 @@ def main() -> int:
                  _median_ms(lambda: run_git(["for-each-ref", f"--format={_LEAN_FORMAT}",
                                              "refs/heads", "refs/remotes/origin"], cwd=repo.root),
                             runs), "< 50 ms"))
-    rows.append(("5000 branches: for-each-ref + parse into the ref table",
-                 _median_ms(lambda: read_ref_table(repo, "origin"), runs), ""))
+    rows.append(("5000 branches: for-each-ref + parse into names and tips",
+                 _median_ms(lambda: read_lean_refs(repo, "origin"), runs), ""))
     rows.append(("5000 branches: whole creation decision, in-process",
                  _median_ms(lambda: decide_command("git switch -c bench-new", cwd=str(big)), runs),
                  ""))

@@ -19,8 +19,7 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple, cast
 
-from branchkeeper.analysis.jsonfile import read_json
-from branchkeeper.analysis.last_sweep import LAST_SWEEP
+from branchkeeper.analysis.last_sweep import LAST_SWEEP, read_last_sweep_rows
 from branchkeeper.analysis.refs import RefInfo, RefTable
 from branchkeeper.errors import BranchkeeperError
 from branchkeeper.git.parse import zsplit
@@ -245,9 +244,8 @@ def read_sweep(repo: Repo) -> LastSweep:
         elapsed = max(0.0, (time.time() - path.stat().st_mtime) / 86400.0)
     except OSError:
         return NO_SWEEP
-    data = read_json(path)
-    rows = data.get("branches") if isinstance(data, dict) else None
-    return LastSweep(rows, elapsed) if isinstance(rows, dict) and rows else NO_SWEEP
+    rows = read_last_sweep_rows(Path(repo.common_dir))
+    return LastSweep(rows, elapsed) if rows else NO_SWEEP
 
 
 def read_worktrees(repo: Repo) -> list[Worktree]:

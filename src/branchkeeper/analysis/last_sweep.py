@@ -19,7 +19,14 @@ def read_last_sweep(common_dir: Path) -> dict[str, list[object]]:
     Empty when there is none or it is unreadable. No git process. A reader trusts an entry
     only while the branch is still at the recorded tip.
     """
+    return {k: v for k, v in read_last_sweep_rows(common_dir).items()
+            if isinstance(v, list) and len(v) == 6}
+
+
+def read_last_sweep_rows(common_dir: Path) -> dict[str, object]:
+    """The ``branches`` mapping of the last sweep as written, rows not checked (the hook's
+    creation decision checks only the rows it reads); empty when there is none or it is
+    unreadable. No git process."""
     data = read_json(common_dir / "branchkeeper" / LAST_SWEEP)
-    if isinstance(data, dict) and isinstance(data.get("branches"), dict):
-        return {k: v for k, v in data["branches"].items() if isinstance(v, list) and len(v) == 6}
-    return {}
+    rows = data.get("branches") if isinstance(data, dict) else None
+    return rows if isinstance(rows, dict) else {}
