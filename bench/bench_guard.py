@@ -24,7 +24,8 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from genrepo import generate
 
-from branchkeeper.analysis.guard_facts import _LEAN_FORMAT, locate, read_lean_refs
+from branchkeeper.analysis.guard_facts import _LEAN_FORMAT, read_lean_refs
+from branchkeeper.git.locate import locate
 from branchkeeper.git.run import processes_started, run_git
 from branchkeeper.policy.guard import decide_command
 

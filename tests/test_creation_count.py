@@ -16,15 +16,9 @@ from pathlib import Path
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from branchkeeper.analysis.guard_facts import (
-    NO_SWEEP,
-    LastSweep,
-    LeanRefs,
-    locate,
-    read_lean_refs,
-    read_ref_table,
-)
+from branchkeeper.analysis.guard_facts import NO_SWEEP, LastSweep, LeanRefs, read_lean_refs, read_ref_table
 from branchkeeper.analysis.refs import RefTable, resolve_default_branch
+from branchkeeper.git.locate import locate
 from branchkeeper.model.config import Config
 from branchkeeper.policy.creation_rules import (
     MAX_LINES,

@@ -48,10 +48,10 @@ def common_dir_of(path: Path) -> Path:
 def find_common_dir(path: Path) -> Path:
     """:func:`common_dir_of` without a git process where the filesystem answers: the nearest
     ``.git`` directory or gitfile (or bare repository) above ``path`` and its ``commondir``, as
-    :func:`branchkeeper.analysis.guard_facts.locate` finds them; git is asked only when that
+    :func:`branchkeeper.git.locate.locate` finds them; git is asked only when that
     finds nothing. For the hook path, which runs on every agent tool call. Raises
     :class:`NotARepositoryError` like :func:`common_dir_of`."""
-    from branchkeeper.analysis.guard_facts import locate
+    from branchkeeper.git.locate import locate
 
     if path.is_dir():
         repo = locate(str(path))

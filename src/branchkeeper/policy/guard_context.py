@@ -10,16 +10,10 @@ if TYPE_CHECKING:
 
 import os
 
-from branchkeeper.analysis.guard_facts import (
-    LeanRefs,
-    Repo,
-    load_guard_config,
-    locate,
-    read_lean_refs,
-    read_worktrees,
-)
+from branchkeeper.analysis.guard_facts import LeanRefs, load_guard_config, read_lean_refs, read_worktrees
 from branchkeeper.analysis.refs import RefTable
 from branchkeeper.errors import BranchkeeperError
+from branchkeeper.git.locate import Repo, locate
 from branchkeeper.policy.decisions import (
     under,
 )

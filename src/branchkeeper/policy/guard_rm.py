@@ -14,13 +14,9 @@ import glob as globlib
 import os
 from collections.abc import Sequence
 
-from branchkeeper.analysis.guard_facts import (
-    linked_worktree_paths,
-    locate,
-    read_worktree_contents,
-    unreachable_tips,
-)
+from branchkeeper.analysis.guard_facts import linked_worktree_paths, read_worktree_contents, unreachable_tips
 from branchkeeper.errors import BranchkeeperError
+from branchkeeper.git.locate import locate
 from branchkeeper.policy import removal_rules as rr
 from branchkeeper.policy.decisions import (
     Plan,

@@ -1,0 +1,95 @@
+"""Where a git command's repository lives, read from the filesystem alone (no git process).
+
+The nearest ``.git`` directory or gitfile above a directory (or a bare repository), its
+``commondir``, and where ``.branchkeeper.yaml`` is read. The hook and the command guard run on
+every agent tool call, so they find the repository this way instead of asking git
+(``rev-parse`` is the fallback of :func:`branchkeeper.actions.statedir.find_common_dir`).
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import NamedTuple
+
+
+class Repo(NamedTuple):
+    """Where a command's repository lives: ``toplevel`` (None when bare or unknown),
+    ``common_dir`` (shared by every worktree) and ``main_root`` (where ``.branchkeeper.yaml``
+    is read)."""
+
+    toplevel: str | None
+    common_dir: str
+    main_root: str
+
+    @property
+    def root(self) -> str:
+        """The directory git runs in."""
+        return self.toplevel or self.common_dir
+
+
+def _read_gitfile(path: Path) -> Path | None:
+    try:
+        text = path.read_text("utf-8", "surrogateescape")
+    except OSError:
+        return None
+    if not text.startswith("gitdir:"):
+        return None
+    target = Path(text[len("gitdir:"):].strip())
+    return target if target.is_absolute() else (path.parent / target)
+
+
+def _common_of(git_dir: Path) -> Path:
+    try:
+        rel = (git_dir / "commondir").read_text("utf-8", "surrogateescape").strip()
+    except OSError:
+        return git_dir
+    target = Path(rel)
+    return target if target.is_absolute() else git_dir / target
+
+
+def locate(cwd: str, *, git_dir: str | None = None, work_tree: str | None = None) -> Repo | None:
+    """The repository a git command run in ``cwd`` acts on, found on the filesystem (no git
+    process): the nearest ``.git`` directory or gitfile above ``cwd``, or the explicit
+    ``git_dir``/``work_tree``; a bare repository is recognised by its ``HEAD``, ``objects`` and
+    ``refs``. ``None`` when there is none (git itself would then refuse the command)."""
+    found: Path | None = None
+    top: Path | None = None
+    if git_dir is not None:
+        found = Path(git_dir)
+        top = Path(work_tree) if work_tree else None
+        if found.is_file():  # a linked worktree's gitfile: git follows its `gitdir:` line
+            found = _read_gitfile(found)
+        if found is None or not found.is_dir():
+            return None
+    else:
+        here = Path(cwd)
+        for d in (here, *here.parents):
+            dotgit = d / ".git"
+            if dotgit.is_dir():
+                found, top = dotgit, d
+                break
+            if dotgit.is_file():
+                found, top = _read_gitfile(dotgit), d
+                break
+            if (d / "HEAD").is_file() and (d / "objects").is_dir() and (d / "refs").is_dir():
+                found, top = d, None
+                break
+        if work_tree is not None:
+            top = Path(work_tree)
+    if found is None:
+        return None
+    common = Path(os.path.realpath(_common_of(found)))
+    main = common.parent if common.name == ".git" else (top or common)
+    return Repo(str(top) if top else None, str(common), str(main))
+
+
+def resolve_git_dir(git_dir: str) -> str:
+    """``git_dir`` itself, or the directory its ``gitdir:`` line names when it is a gitfile
+    (a linked worktree's ``.git`` file); no git process."""
+    path = Path(git_dir)
+    if path.is_file():
+        target = _read_gitfile(path)
+        if target is not None:
+            return str(target)
+    return git_dir
