@@ -15,8 +15,8 @@ from branchkeeper.actions.bundle import (
     restore_command,
     verify_bundle,
 )
-from branchkeeper.actions.statedir import bundles_dir, common_dir_of
 from branchkeeper.git.types import Oid
+from branchkeeper.state.statedir import bundles_dir, common_dir_of
 from tests.gitrepo import GitRepo
 
 

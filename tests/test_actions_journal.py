@@ -16,8 +16,8 @@ from branchkeeper.actions.journal import (
     SkippedLine,
     new_operation_id,
 )
-from branchkeeper.actions.statedir import common_dir_of
 from branchkeeper.git.types import Oid
+from branchkeeper.state.statedir import common_dir_of
 from tests.gitrepo import GitRepo
 
 A = Oid("a" * 40)

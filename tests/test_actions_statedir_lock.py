@@ -10,15 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from branchkeeper.actions.lock import LockBusyError, repo_lock
-from branchkeeper.actions.statedir import (
-    bundles_dir,
-    common_dir_of,
-    find_common_dir,
-    journal_path,
-    state_dir,
-)
 from branchkeeper.errors import NotARepositoryError
+from branchkeeper.state.lock import LockBusyError, repo_lock
+from branchkeeper.state.statedir import bundles_dir, common_dir_of, find_common_dir, journal_path, state_dir
 from tests.gitrepo import GitRepo
 
 
@@ -78,7 +72,7 @@ _HOLDER = textwrap.dedent(
     """
     import sys
     from pathlib import Path
-    from branchkeeper.actions.lock import repo_lock
+    from branchkeeper.state.lock import repo_lock
     with repo_lock(Path(sys.argv[1]), "prune", wait_s=0):
         print("held", flush=True)
         sys.stdin.read()

@@ -25,8 +25,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from branchkeeper.actions.journal import Journal
-from branchkeeper.actions.statedir import common_dir_of
 from branchkeeper.adapters.cli import main
+from branchkeeper.state.statedir import common_dir_of
 from tests.cleanuputil import all_reachable, branches
 from tests.gitrepo import GitRepo
 

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from branchkeeper.actions.lock import MUTATION_LOCK, repo_lock
-from branchkeeper.actions.statedir import common_dir_of
+from branchkeeper.state.lock import MUTATION_LOCK, repo_lock
+from branchkeeper.state.statedir import common_dir_of
 from tests.cleanuputil import all_reachable, branches, cli, cli_json, norm, short
 from tests.gitrepo import GitRepo
 

@@ -31,10 +31,10 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from branchkeeper.actions.statedir import bundles_dir
 from branchkeeper.errors import BranchkeeperError
 from branchkeeper.git.run import GitError, run_git
 from branchkeeper.git.types import Oid
+from branchkeeper.state.statedir import bundles_dir
 
 _LABEL_BAD = re.compile(r"[^A-Za-z0-9._-]+")
 _HEAD_LINE = re.compile(r"\A([0-9a-f]{40}(?:[0-9a-f]{24})?) (\S.*)\Z")

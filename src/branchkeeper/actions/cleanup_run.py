@@ -13,13 +13,13 @@ from collections.abc import Callable, Iterator, Sequence
 
 from branchkeeper.actions.cleanup import Plan, plan_delete, plan_prune, plan_sweep_clean
 from branchkeeper.actions.cleanup_exec import Outcome, dry_run, execute
-from branchkeeper.actions.lock import MUTATION_LOCK, repo_lock
 from branchkeeper.analysis.inventory import build_inventory
 from branchkeeper.analysis.proofs import Deadline
 from branchkeeper.analysis.refusal_facts import read_refusal_context
 from branchkeeper.git.repo import RepoFacts
 from branchkeeper.git.run import GitError, run_git
 from branchkeeper.model.config import Config
+from branchkeeper.state.lock import MUTATION_LOCK, repo_lock
 
 #: How long a cleanup waits for another one to finish before giving up, in seconds.
 LOCK_WAIT_S = 30.0

@@ -21,8 +21,8 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from branchkeeper.actions.lock import repo_lock
-from branchkeeper.actions.statedir import state_dir
+from branchkeeper.state.lock import repo_lock
+from branchkeeper.state.statedir import state_dir
 
 HOLDS_NAME = "holds.json"
 _VERSION = 1
@@ -147,7 +147,7 @@ def record_hold(common_dir: Path, path: Path | str, *, reason: str, revisit: str
     """Record (or replace) the hold on the worktree at ``path``; return it.
 
     An automatic hold never replaces an explicit one (the explicit one is returned unchanged).
-    Raises :class:`~branchkeeper.actions.lock.LockBusyError` when the lock stays busy.
+    Raises :class:`~branchkeeper.state.lock.LockBusyError` when the lock stays busy.
     """
     key = _key(path)
     with repo_lock(common_dir, "holds", wait_s=_LOCK_WAIT_S):

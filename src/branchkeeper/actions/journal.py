@@ -31,9 +31,9 @@ from typing import Any
 
 from branchkeeper.actions import faults
 from branchkeeper.actions.bundle import BundleInfo
-from branchkeeper.actions.lock import repo_lock
-from branchkeeper.actions.statedir import journal_path
 from branchkeeper.git.types import Oid
+from branchkeeper.state.lock import repo_lock
+from branchkeeper.state.statedir import journal_path
 
 JOURNAL_VERSION = 1
 _LOCK_WAIT_S = 30.0

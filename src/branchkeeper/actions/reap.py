@@ -23,7 +23,6 @@ from pathlib import Path
 from branchkeeper.actions.bundle import BundleError, BundleInfo, create_bundle
 from branchkeeper.actions.faults import fault
 from branchkeeper.actions.journal import Journal, JournalItem, OpStatus
-from branchkeeper.actions.lock import MUTATION_LOCK, repo_lock
 from branchkeeper.actions.refupdate import RefOutcome, create_refs
 from branchkeeper.analysis.reap_facts import ReapPlan, ReapSettings, gather_one
 from branchkeeper.analysis.reap_gates import ReapInputs, archivable, evaluate_reap
@@ -31,6 +30,7 @@ from branchkeeper.analysis.worktree_model import Disposition, WorktreeVerdict
 from branchkeeper.git.repo import Worktree, list_worktrees
 from branchkeeper.git.run import run_git
 from branchkeeper.git.types import Oid
+from branchkeeper.state.lock import MUTATION_LOCK, repo_lock
 
 
 class Outcome(StrEnum):

@@ -25,11 +25,11 @@ from branchkeeper.actions.journal import (
     UndoRecord,
     result_key,
 )
-from branchkeeper.actions.lock import MUTATION_LOCK, repo_lock
 from branchkeeper.actions.refupdate import RefOutcome, RefResult, create_refs, missing_commits
 from branchkeeper.errors import BranchkeeperError
 from branchkeeper.git.run import run_git
 from branchkeeper.git.types import Oid, RefName
+from branchkeeper.state.lock import MUTATION_LOCK, repo_lock
 
 _FETCH_TIMEOUT_S = 600.0
 

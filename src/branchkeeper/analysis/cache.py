@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from branchkeeper.analysis.jsonfile import read_json, write_json_atomic
+from branchkeeper.state.jsonfile import read_json, write_json_atomic
 
 __all__ = ["InventoryCache", "read_json", "write_json_atomic"]
 

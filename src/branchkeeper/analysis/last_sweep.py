@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from branchkeeper.analysis.jsonfile import read_json
+from branchkeeper.state.jsonfile import read_json
 
 #: File name under ``<common git dir>/branchkeeper/``.
 LAST_SWEEP = "last-sweep.json"

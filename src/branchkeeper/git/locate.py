@@ -3,7 +3,7 @@
 The nearest ``.git`` directory or gitfile above a directory (or a bare repository), its
 ``commondir``, and where ``.branchkeeper.yaml`` is read. The hook and the command guard run on
 every agent tool call, so they find the repository this way instead of asking git
-(``rev-parse`` is the fallback of :func:`branchkeeper.actions.statedir.find_common_dir`).
+(``rev-parse`` is the fallback of :func:`branchkeeper.state.statedir.find_common_dir`).
 """
 
 from __future__ import annotations

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
 from branchkeeper import __version__
-from branchkeeper.analysis.jsonfile import read_json, write_json_atomic
+from branchkeeper.state.jsonfile import read_json, write_json_atomic
 
 if TYPE_CHECKING:
     from branchkeeper.model.config import Config

@@ -148,8 +148,8 @@ def _from_decision(d: Decision) -> HookVerdict | None:
 
 
 def _session(event: HookEvent) -> Any:
-    from branchkeeper.actions.statedir import find_common_dir
     from branchkeeper.adapters.claude.session import SessionStore
+    from branchkeeper.state.statedir import find_common_dir
 
     return SessionStore(find_common_dir(event.cwd), event.session_id)
 
@@ -359,7 +359,7 @@ def stop_verdict(event: HookEvent) -> HookVerdict | None:
 def abandoned_at_stop(event: HookEvent, verdict: Any) -> None:
     """The guard gave way: record each branch it held the stop for (read at SessionStart)."""
     from branchkeeper.actions.abandoned import record_abandoned
-    from branchkeeper.actions.statedir import common_dir_of
+    from branchkeeper.state.statedir import common_dir_of
 
     by_branch: dict[str, list[str]] = {}
     for branch, check in getattr(verdict, "findings", ()):

@@ -79,8 +79,8 @@ def _common_dir(where: Path) -> Path | None:
     """The common git dir of the repository at ``where``, or None outside a repository."""
     key = str(where)
     if key not in _COMMON:
-        from branchkeeper.actions.statedir import find_common_dir
         from branchkeeper.errors import NotARepositoryError
+        from branchkeeper.state.statedir import find_common_dir
 
         try:
             _COMMON[key] = find_common_dir(where)

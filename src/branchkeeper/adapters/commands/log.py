@@ -9,8 +9,8 @@ from pathlib import Path
 from typing import Any
 
 from branchkeeper.actions.journal import Journal, Operation
-from branchkeeper.actions.statedir import common_dir_of
 from branchkeeper.errors import ExitCode
+from branchkeeper.state.statedir import common_dir_of
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:

@@ -8,9 +8,9 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from branchkeeper.actions.statedir import common_dir_of
 from branchkeeper.actions.undo import UndoOutcome, UndoReport, undo_operation
 from branchkeeper.errors import ExitCode
+from branchkeeper.state.statedir import common_dir_of
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:

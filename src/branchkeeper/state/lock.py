@@ -18,8 +18,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from branchkeeper.actions.statedir import locks_dir
 from branchkeeper.errors import BranchkeeperError
+from branchkeeper.state.statedir import locks_dir
 
 #: The lock every command that changes refs or worktrees takes (delete, sweep --clean, prune,
 #: park, undo), so two of them never act on one repository at once.

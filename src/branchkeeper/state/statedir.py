@@ -7,7 +7,7 @@ lands in a work tree. Layout::
     <common dir>/branchkeeper/          (mode 0700)
         journal.jsonl                   append-only operation journal (actions.journal)
         bundles/                        verified recovery bundles (actions.bundle)
-        locks/                          lock files (actions.lock)
+        locks/                          lock files (state.lock)
 """
 
 from __future__ import annotations
