@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from branchkeeper.actions.journal import Journal, Operation
+from branchkeeper.state.journal import Journal, Operation
 from tests.gitrepo import GitRepo
 from tests.reaputil import add_worktree, age_files, commit_in
 

@@ -12,10 +12,10 @@ from branchkeeper.actions.bundle import (
     BundleRaceError,
     create_bundle,
     parse_header,
-    restore_command,
     verify_bundle,
 )
 from branchkeeper.git.types import Oid
+from branchkeeper.state.bundles import restore_command
 from branchkeeper.state.statedir import bundles_dir, common_dir_of
 from tests.gitrepo import GitRepo
 

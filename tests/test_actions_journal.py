@@ -6,7 +6,8 @@ import json
 import re
 from pathlib import Path
 
-from branchkeeper.actions.journal import (
+from branchkeeper.git.types import Oid
+from branchkeeper.state.journal import (
     ItemOutcome,
     ItemResult,
     Journal,
@@ -16,7 +17,6 @@ from branchkeeper.actions.journal import (
     SkippedLine,
     new_operation_id,
 )
-from branchkeeper.git.types import Oid
 from branchkeeper.state.statedir import common_dir_of
 from tests.gitrepo import GitRepo
 

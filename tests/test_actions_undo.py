@@ -12,10 +12,10 @@ from pathlib import Path
 import pytest
 
 from branchkeeper.actions.bundle import create_bundle
-from branchkeeper.actions.journal import ItemOutcome, ItemResult, Journal, JournalItem, OpStatus
 from branchkeeper.actions.refupdate import RefOutcome, delete_refs_cas
 from branchkeeper.adapters.cli import main
 from branchkeeper.git.types import Oid
+from branchkeeper.state.journal import ItemOutcome, ItemResult, Journal, JournalItem, OpStatus
 from branchkeeper.state.statedir import common_dir_of
 from tests.gitrepo import GitRepo
 

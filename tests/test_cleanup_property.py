@@ -24,8 +24,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from branchkeeper.actions.journal import Journal
 from branchkeeper.adapters.cli import main
+from branchkeeper.state.journal import Journal
 from branchkeeper.state.statedir import common_dir_of
 from tests.cleanuputil import all_reachable, branches
 from tests.gitrepo import GitRepo

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from branchkeeper.actions.journal import Journal
+from branchkeeper.state.journal import Journal
 from branchkeeper.state.statedir import common_dir_of
 from tests.gitrepo import GitRepo
 from tests.hookutil import run_hook

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from branchkeeper.actions.journal import Journal
 from branchkeeper.adapters.cli import main
+from branchkeeper.state.journal import Journal
 from branchkeeper.state.statedir import common_dir_of
 from tests.gitrepo import GitRepo
 

@@ -15,8 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from branchkeeper.actions.faults import FAULT_POINTS
-from branchkeeper.actions.journal import ItemOutcome
+from branchkeeper.state.faults import FAULT_POINTS
+from branchkeeper.state.journal import ItemOutcome
 from tests.reliability_util import (
     World,
     bk,

@@ -15,9 +15,9 @@ import pytest
 from branchkeeper.actions import cleanup_exec
 from branchkeeper.actions import reap as reap_mod
 from branchkeeper.actions.cleanup import Plan
-from branchkeeper.actions.journal import Journal
 from branchkeeper.adapters.cli import main
 from branchkeeper.git.repo import Worktree
+from branchkeeper.state.journal import Journal
 from tests.reliability_util import (
     build_world,
     git,

@@ -22,18 +22,16 @@ from __future__ import annotations
 import os
 import re
 import secrets
-import shlex
 import shutil
 import tempfile
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
 
 from branchkeeper.errors import BranchkeeperError
 from branchkeeper.git.run import GitError, run_git
 from branchkeeper.git.types import Oid
+from branchkeeper.state.bundles import BundleInfo
 from branchkeeper.state.statedir import bundles_dir
 
 _LABEL_BAD = re.compile(r"[^A-Za-z0-9._-]+")
@@ -58,55 +56,6 @@ class BundleRaceError(BundleError):
         self.moved = dict(moved)
         names = ", ".join(sorted(self.moved))
         super().__init__(f"refs moved while the recovery bundle was written: {names}")
-
-
-@dataclass(frozen=True, slots=True)
-class BundleInfo:
-    """A written and verified bundle.
-
-    ``heads`` maps full ref name -> tip oid as the bundle lists them; ``prerequisites`` are the
-    commits the bundle needs present to restore (empty for a full bundle); ``size_bytes`` is the
-    file's size.
-    """
-
-    path: Path
-    compact: bool
-    prerequisites: tuple[Oid, ...]
-    heads: dict[str, Oid] = field(hash=False)
-    note: str
-    size_bytes: int
-
-    def restore_command(self, ref: str) -> str:
-        """The shell-quoted command that restores ``ref`` from this bundle (guarantee 5)."""
-        return restore_command(self.path, ref)
-
-    def to_json(self) -> dict[str, Any]:
-        """A JSON-ready dict (the journal's ``bundle`` field)."""
-        return {
-            "path": str(self.path),
-            "compact": self.compact,
-            "prerequisites": list(self.prerequisites),
-            "heads": dict(self.heads),
-            "note": self.note,
-            "size_bytes": self.size_bytes,
-        }
-
-    @classmethod
-    def from_json(cls, data: Mapping[str, Any]) -> BundleInfo:
-        """Inverse of :meth:`to_json`; raises ``KeyError``/``ValueError`` on a malformed dict."""
-        return cls(
-            path=Path(str(data["path"])),
-            compact=bool(data["compact"]),
-            prerequisites=tuple(Oid.parse(str(p)) for p in data["prerequisites"]),
-            heads={str(k): Oid.parse(str(v)) for k, v in dict(data["heads"]).items()},
-            note=str(data["note"]),
-            size_bytes=int(data["size_bytes"]),
-        )
-
-
-def restore_command(path: Path, ref: str) -> str:
-    """``git fetch <bundle> <ref>:<ref>``, every word quoted with ``shlex.quote``."""
-    return shlex.join(["git", "fetch", str(path), f"{ref}:{ref}"])
 
 
 def _check_refs(refs: Mapping[str, Oid]) -> None:

@@ -13,14 +13,15 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 
-from branchkeeper.actions.bundle import BundleInfo, BundleRaceError, create_bundle
+from branchkeeper.actions.bundle import BundleRaceError, create_bundle
 from branchkeeper.actions.cleanup import Action, BranchItem, Plan
-from branchkeeper.actions.faults import fault
-from branchkeeper.actions.journal import ItemOutcome, ItemResult, Journal, JournalItem, OpStatus
 from branchkeeper.actions.refupdate import RefOutcome, delete_refs_cas
 from branchkeeper.actions.remote_delete import live_tips, push_delete, push_restore_command
 from branchkeeper.git.run import GitError, run_git
 from branchkeeper.git.types import Oid
+from branchkeeper.state.bundles import BundleInfo
+from branchkeeper.state.faults import fault
+from branchkeeper.state.journal import ItemOutcome, ItemResult, Journal, JournalItem, OpStatus
 
 #: Test seam: called after the bundle and journal ``begin``, right before the CAS transaction
 #: (a commit landing here must make the delete report ``raced``).

@@ -165,8 +165,8 @@ def cleanup_after_merge(cwd: Path, names: Sequence[str], config: Config) -> Merg
 
 def _delete(common: Path, root: Path, tips: dict[str, Oid], into: str) -> dict[str, Oid]:
     """Compare-and-swap delete of ``tips`` (name -> proven tip), journaled; the deleted ones."""
-    from branchkeeper.actions.journal import ItemOutcome, ItemResult, Journal, JournalItem, OpStatus
     from branchkeeper.actions.refupdate import RefOutcome, delete_refs_cas
+    from branchkeeper.state.journal import ItemOutcome, ItemResult, Journal, JournalItem, OpStatus
 
     journal = Journal(common)
     items = [JournalItem(f"refs/heads/{n}", t, None, git_cmd("branch", n, t))

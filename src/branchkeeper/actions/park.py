@@ -13,12 +13,12 @@ import shlex
 from dataclasses import dataclass
 from pathlib import Path
 
-from branchkeeper.actions.faults import fault
-from branchkeeper.actions.journal import ItemOutcome, ItemResult, Journal, JournalItem, OpStatus
 from branchkeeper.errors import BranchkeeperError, RefusedError
 from branchkeeper.git.repo import RepoFacts
 from branchkeeper.git.run import GitExit, run_git
 from branchkeeper.git.types import Oid
+from branchkeeper.state.faults import fault
+from branchkeeper.state.journal import ItemOutcome, ItemResult, Journal, JournalItem, OpStatus
 from branchkeeper.state.lock import MUTATION_LOCK, repo_lock
 
 #: Longest reason accepted, in characters.

@@ -20,9 +20,7 @@ from dataclasses import dataclass, field, replace
 from enum import StrEnum
 from pathlib import Path
 
-from branchkeeper.actions.bundle import BundleError, BundleInfo, create_bundle
-from branchkeeper.actions.faults import fault
-from branchkeeper.actions.journal import Journal, JournalItem, OpStatus
+from branchkeeper.actions.bundle import BundleError, create_bundle
 from branchkeeper.actions.refupdate import RefOutcome, create_refs
 from branchkeeper.analysis.reap_facts import ReapPlan, ReapSettings, gather_one
 from branchkeeper.analysis.reap_gates import ReapInputs, archivable, evaluate_reap
@@ -30,6 +28,9 @@ from branchkeeper.analysis.worktree_model import Disposition, WorktreeVerdict
 from branchkeeper.git.repo import Worktree, list_worktrees
 from branchkeeper.git.run import run_git
 from branchkeeper.git.types import Oid
+from branchkeeper.state.bundles import BundleInfo
+from branchkeeper.state.faults import fault
+from branchkeeper.state.journal import Journal, JournalItem, OpStatus
 from branchkeeper.state.lock import MUTATION_LOCK, repo_lock
 
 

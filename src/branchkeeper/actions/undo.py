@@ -16,19 +16,12 @@ from dataclasses import dataclass
 from enum import Enum
 from pathlib import Path
 
-from branchkeeper.actions.faults import fault
-from branchkeeper.actions.journal import (
-    ItemOutcome,
-    Journal,
-    JournalItem,
-    Operation,
-    UndoRecord,
-    result_key,
-)
 from branchkeeper.actions.refupdate import RefOutcome, RefResult, create_refs, missing_commits
 from branchkeeper.errors import BranchkeeperError
 from branchkeeper.git.run import run_git
 from branchkeeper.git.types import Oid, RefName
+from branchkeeper.state.faults import fault
+from branchkeeper.state.journal import ItemOutcome, Journal, JournalItem, Operation, UndoRecord, result_key
 from branchkeeper.state.lock import MUTATION_LOCK, repo_lock
 
 _FETCH_TIMEOUT_S = 600.0

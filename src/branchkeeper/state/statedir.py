@@ -5,8 +5,8 @@ repository's common git directory, so every worktree of one repository shares th
 lands in a work tree. Layout::
 
     <common dir>/branchkeeper/          (mode 0700)
-        journal.jsonl                   append-only operation journal (actions.journal)
-        bundles/                        verified recovery bundles (actions.bundle)
+        journal.jsonl                   append-only operation journal (state.journal)
+        bundles/                        verified recovery bundles (written by actions.bundle)
         locks/                          lock files (state.lock)
 """
 

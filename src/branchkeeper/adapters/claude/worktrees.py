@@ -22,11 +22,11 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from branchkeeper.actions.faults import fault
 from branchkeeper.adapters.claude import records, wire
 from branchkeeper.adapters.claude.wire import HookEvent, HookResponse
 from branchkeeper.git.repo import Worktree, list_worktrees, repo_facts
 from branchkeeper.git.run import run_git
+from branchkeeper.state.faults import fault
 
 #: A worktree name: one safe path component, and ``worktree-<name>`` a valid branch name.
 _NAME = re.compile(r"\A[A-Za-z0-9_][A-Za-z0-9._-]{0,99}\Z")
@@ -144,9 +144,9 @@ def _pin_unreferenced_head(wt: Worktree, where: Path, common_dir: Path, log: Log
     """
     if wt.branch is not None or wt.head is None:
         return None
-    from branchkeeper.actions.journal import ItemOutcome, ItemResult, Journal, JournalItem, OpStatus
     from branchkeeper.actions.refupdate import RefOutcome, create_refs
     from branchkeeper.analysis.worktree_model import ref_containing
+    from branchkeeper.state.journal import ItemOutcome, ItemResult, Journal, JournalItem, OpStatus
 
     try:
         if ref_containing(where, wt.head) is not None:

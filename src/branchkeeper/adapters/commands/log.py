@@ -8,8 +8,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from branchkeeper.actions.journal import Journal, Operation
 from branchkeeper.errors import ExitCode
+from branchkeeper.state.journal import Journal, Operation
 from branchkeeper.state.statedir import common_dir_of
 
 

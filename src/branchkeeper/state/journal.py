@@ -29,9 +29,9 @@ from enum import Enum
 from pathlib import Path
 from typing import Any
 
-from branchkeeper.actions import faults
-from branchkeeper.actions.bundle import BundleInfo
 from branchkeeper.git.types import Oid
+from branchkeeper.state import faults
+from branchkeeper.state.bundles import BundleInfo
 from branchkeeper.state.lock import repo_lock
 from branchkeeper.state.statedir import journal_path
 
