@@ -5,8 +5,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from branchkeeper.actions import holds
-from branchkeeper.actions.holds import Hold
+from branchkeeper.state import holds
+from branchkeeper.state.holds import Hold
 
 
 def test_record_list_release(tmp_path: Path) -> None:

@@ -16,7 +16,6 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from branchkeeper.actions import holds as hold_store
 from branchkeeper.analysis.inventory import Inventory, build_inventory
 from branchkeeper.analysis.pr_evidence import GhProvider, NoProvider, PrAnswer, PrEvidence
 from branchkeeper.analysis.reap_gates import ReapInputs, evaluate_reap, needs_pr
@@ -32,6 +31,7 @@ from branchkeeper.git.repo import RepoFacts, Worktree, list_worktrees
 from branchkeeper.git.run import GitError, run_git
 from branchkeeper.git.types import Oid
 from branchkeeper.model.config import Config
+from branchkeeper.state import holds as hold_store
 
 #: Threads that run per-worktree ``git status`` at once.
 WORKERS = 4

@@ -13,13 +13,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from branchkeeper.actions.abandoned import Abandoned, take_abandoned
-from branchkeeper.actions.holds import Hold, list_holds
 from branchkeeper.analysis.inventory import build_inventory
 from branchkeeper.analysis.last_sweep import read_last_sweep
 from branchkeeper.git.repo import RepoFacts
 from branchkeeper.model.config import Config
 from branchkeeper.model.records import BranchState
+from branchkeeper.state.abandoned import Abandoned, take_abandoned
+from branchkeeper.state.holds import Hold, list_holds
 
 
 @dataclass(frozen=True, slots=True)

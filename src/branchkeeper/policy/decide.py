@@ -358,7 +358,7 @@ def stop_verdict(event: HookEvent) -> HookVerdict | None:
 
 def abandoned_at_stop(event: HookEvent, verdict: Any) -> None:
     """The guard gave way: record each branch it held the stop for (read at SessionStart)."""
-    from branchkeeper.actions.abandoned import record_abandoned
+    from branchkeeper.state.abandoned import record_abandoned
     from branchkeeper.state.statedir import common_dir_of
 
     by_branch: dict[str, list[str]] = {}

@@ -18,7 +18,6 @@ import time
 from pathlib import Path
 from typing import Any
 
-from branchkeeper.actions import holds as hold_store
 from branchkeeper.adapters.common import stdout_console
 from branchkeeper.analysis.worktree_model import (
     RETIRE_GATES,
@@ -34,6 +33,7 @@ from branchkeeper.git.repo import RepoFacts, Worktree, list_worktrees, repo_fact
 from branchkeeper.git.run import GitError, run_git
 from branchkeeper.git.types import Oid
 from branchkeeper.model.config import load_config
+from branchkeeper.state import holds as hold_store
 from branchkeeper.state.faults import fault
 from branchkeeper.state.lock import MUTATION_LOCK, repo_lock
 
