@@ -17,7 +17,6 @@ from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from branchkeeper.analysis.cache import InventoryCache, write_json_atomic
 from branchkeeper.analysis.graph import read_grafts, walk_subgraph
 from branchkeeper.analysis.last_sweep import LAST_SWEEP
 from branchkeeper.analysis.patchids import range_line_counts
@@ -39,6 +38,8 @@ from branchkeeper.model.records import (
     Park,
     Stage,
 )
+from branchkeeper.state.inventory_cache import InventoryCache
+from branchkeeper.state.jsonfile import write_json_atomic
 
 if TYPE_CHECKING:
     from branchkeeper.model.config import Config

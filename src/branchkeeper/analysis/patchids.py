@@ -4,7 +4,7 @@ The user's diff settings never change a patch-id here (field case C09): plumbing
 ignores the porcelain ``diff.*`` settings, and the options that could still change the text are
 pinned on the command line. Binary changes are hashed in full (``--binary``), so two different
 binary edits of one path never share a patch-id. Where git has it, ``patch-id --verbatim`` keeps
-whitespace in the hash (see :func:`patch_id_mode`).
+whitespace in the hash (see :func:`branchkeeper.git.repo.patch_id_mode`).
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from pathlib import Path
 
-from branchkeeper.git.repo import git_version
+from branchkeeper.git.repo import patch_id_mode
 from branchkeeper.git.run import run_git, run_git_pipeline
 from branchkeeper.git.types import Oid
 
@@ -41,13 +41,6 @@ def commit_patch_ids(root: Path, commits: Iterable[Oid], *, timeout: float = 300
     if not todo:
         return {}
     return _patch_ids(root, ("\n".join(todo) + "\n").encode(), timeout)
-
-
-def patch_id_mode() -> str:
-    """``verbatim`` where git has ``patch-id --verbatim`` (2.39): whitespace is part of the
-    patch, so a branch whose change differs from a base commit only in whitespace is never
-    taken as landed. Older git: ``stable`` (whitespace-insensitive, git's default)."""
-    return "verbatim" if git_version().tuple >= (2, 39, 0) else "stable"
 
 
 def _patch_ids(root: Path, stdin: bytes, timeout: float) -> dict[Oid, str]:

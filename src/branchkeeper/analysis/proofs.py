@@ -23,12 +23,12 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from branchkeeper.analysis.cache import InventoryCache
 from branchkeeper.analysis.graph import Subgraph, TipWalk
 from branchkeeper.analysis.patchids import _PINNED, commit_patch_ids, range_patch_ids
 from branchkeeper.git.run import GitError, GitExit, run_git
 from branchkeeper.git.types import Oid
 from branchkeeper.model.records import Proof, ProofKind
+from branchkeeper.state.inventory_cache import InventoryCache
 
 
 @dataclass(frozen=True, slots=True)

@@ -93,6 +93,13 @@ def git_version() -> GitVersion:
     return version
 
 
+def patch_id_mode() -> str:
+    """``verbatim`` where git has ``patch-id --verbatim`` (2.39): whitespace is part of the
+    patch, so a branch whose change differs from a base commit only in whitespace is never
+    taken as landed. Older git: ``stable`` (whitespace-insensitive, git's default)."""
+    return "verbatim" if git_version().tuple >= (2, 39, 0) else "stable"
+
+
 @dataclass(frozen=True, slots=True)
 class Worktree:
     """One entry of ``git worktree list --porcelain``.

@@ -18,9 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from branchkeeper.state.jsonfile import read_json, write_json_atomic
-
-__all__ = ["InventoryCache", "read_json", "write_json_atomic"]
+__all__ = ["InventoryCache"]
 
 CACHE_VERSION = 3
 
@@ -47,7 +45,7 @@ class InventoryCache:
     @classmethod
     def load(cls, common_dir: Path | None) -> InventoryCache:
         """Read the cache (an empty one when absent, unreadable, corrupt or another version)."""
-        from branchkeeper.analysis.patchids import patch_id_mode  # not on the hook path
+        from branchkeeper.git.repo import patch_id_mode  # not on the hook path
 
         if common_dir is None:
             return cls(None)
@@ -87,7 +85,7 @@ class InventoryCache:
         if self.loaded is not None and self.loaded == tuple(frozenset(used) for used in (
                 self.used_commit, self.used_range, self.used_mb, self.used_counts)):
             return
-        from branchkeeper.analysis.patchids import patch_id_mode
+        from branchkeeper.git.repo import patch_id_mode
 
         data = {
             "version": CACHE_VERSION,
