@@ -16,7 +16,7 @@ from pathlib import Path
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from branchkeeper.analysis.guard_facts import NO_SWEEP, LastSweep, LeanRefs, read_lean_refs, read_ref_table
+from branchkeeper.analysis.guard_facts import LeanRefs, read_lean_refs, read_ref_table
 from branchkeeper.analysis.refs import RefTable, resolve_default_branch
 from branchkeeper.git.locate import locate
 from branchkeeper.model.config import Config
@@ -30,6 +30,7 @@ from branchkeeper.policy.creation_rules import (
     open_branches,
 )
 from branchkeeper.policy.stem import number_tokens, stem
+from branchkeeper.state.last_sweep import NO_SWEEP, LastSweep
 from tests.gitrepo import GitRepo
 
 NAMES = ["a", "b", "feat/x", "feat/y", "release/1", "keep-me", "main"]

@@ -19,7 +19,6 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple, cast
 
-from branchkeeper.analysis.last_sweep import LAST_SWEEP, read_last_sweep_rows
 from branchkeeper.analysis.refs import RefInfo, RefTable
 from branchkeeper.errors import BranchkeeperError
 from branchkeeper.git.locate import Repo, resolve_git_dir
@@ -120,62 +119,6 @@ def read_lean_refs(repo: Repo, remote: str) -> LeanRefs:
 def read_ref_table(repo: Repo, remote: str) -> RefTable:
     """:func:`read_lean_refs` as a :class:`RefTable`. Raises GitError or ValueError."""
     return read_lean_refs(repo, remote).table()
-
-
-#: Ages at or past this many days in a sweep file are unknown (a file written by hand, or
-#: corrupt: ``1e999`` reads as infinity, which no day count can print).
-MAX_AGE_DAYS = 1_000_000.0
-
-
-class LastSweep(NamedTuple):
-    """The last sweep's per-branch rows as written, ``{name: [tip, state, stage, containment,
-    age_days, worktree]}`` (not validated here: thousands per hook call, so a reader checks the
-    rows it uses, as :meth:`entry` does), and ``elapsed_days`` since the file was written. A row
-    is trusted only while its branch is still at ``tip``."""
-
-    rows: dict[str, object]
-    elapsed_days: float
-
-    def entry(self, name: str, tip: str) -> SweepEntry | None:
-        """The row of ``name`` when it is well formed and still at ``tip``, ages brought
-        forward to now; None otherwise. A field of the wrong type, or an age that is not a
-        number in [0, MAX_AGE_DAYS) (NaN, infinite, negative, absurd), reads as unknown (None)."""
-        row = self.rows.get(name)
-        if type(row) is not list or len(row) != 6 or row[0] != tip or type(row[1]) is not str:
-            return None
-        _, state, stage, cont, age, wt = row
-        return SweepEntry(tip, state, stage if type(stage) is str else None,
-                          cont if type(cont) is str else None,
-                          age + self.elapsed_days if (type(age) is float or type(age) is int)
-                          and 0 <= age < MAX_AGE_DAYS else None,
-                          wt if type(wt) is str else None)
-
-
-class SweepEntry(NamedTuple):
-    """One branch of the last sweep, still at ``tip`` (see :meth:`LastSweep.entry`)."""
-
-    tip: str
-    state: str
-    stage: str | None
-    containment: str | None
-    age_days: float | None
-    worktree: str | None
-
-
-#: No sweep yet (or an unreadable one).
-NO_SWEEP = LastSweep({}, 0.0)
-
-
-def read_sweep(repo: Repo) -> LastSweep:
-    """The last sweep's per-branch summary (no git); :data:`NO_SWEEP` when there was none or
-    it is unreadable. One JSON read, no per-row work (see :class:`LastSweep`)."""
-    path = Path(repo.common_dir) / "branchkeeper" / LAST_SWEEP
-    try:
-        elapsed = max(0.0, (time.time() - path.stat().st_mtime) / 86400.0)
-    except OSError:
-        return NO_SWEEP
-    rows = read_last_sweep_rows(Path(repo.common_dir))
-    return LastSweep(rows, elapsed) if rows else NO_SWEEP
 
 
 def read_worktrees(repo: Repo) -> list[Worktree]:

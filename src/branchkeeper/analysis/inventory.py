@@ -18,7 +18,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from branchkeeper.analysis.graph import read_grafts, walk_subgraph
-from branchkeeper.analysis.last_sweep import LAST_SWEEP
 from branchkeeper.analysis.patchids import range_line_counts
 from branchkeeper.analysis.proofs import Base, Deadline, TipVerdict, Window, prove_tips
 from branchkeeper.analysis.refs import (
@@ -39,7 +38,7 @@ from branchkeeper.model.records import (
     Stage,
 )
 from branchkeeper.state.inventory_cache import InventoryCache
-from branchkeeper.state.jsonfile import write_json_atomic
+from branchkeeper.state.last_sweep import write_last_sweep
 
 if TYPE_CHECKING:
     from branchkeeper.model.config import Config
@@ -496,29 +495,12 @@ def build_inventory(
             unpushed=unpushed, lines=lines.get(tip) if proof is None else None))
     cache.save()
     if use_cache:
-        write_json_atomic(facts.common_dir / "branchkeeper" / LAST_SWEEP,
-                          last_sweep_summary(records, now))
+        write_last_sweep(facts.common_dir, records, now)
     return Inventory(
         facts=facts, config=config, remote=remote, default=default, records=records,
         worktrees=worktrees, bases=[*default_bases, *line_bases], notes=notes,
         elapsed_s=time.monotonic() - started, verdicts=verdicts,
     )
-
-
-def last_sweep_summary(records: list[BranchRecord], now: float) -> dict[str, object]:
-    """What the guards read instead of a full inventory: per branch name, the state at a tip.
-
-    ``{"time": unix s, "branches": {name: [tip, state, stage, containment, age_days, worktree]}}``.
-    A reader trusts an entry only while the branch is still at that tip.
-    """
-    return {
-        "time": int(now),
-        "branches": {
-            r.name: [r.tip, r.state.value, r.stage.value if r.stage else None,
-                     r.containment.value if r.containment else None, r.age_days, r.worktree]
-            for r in records
-        },
-    }
 
 
 def _proof_reason(kind: str, base: str, landed: Oid | None) -> str:

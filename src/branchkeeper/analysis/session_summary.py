@@ -14,12 +14,12 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from branchkeeper.analysis.inventory import build_inventory
-from branchkeeper.analysis.last_sweep import read_last_sweep
 from branchkeeper.git.repo import RepoFacts
 from branchkeeper.model.config import Config
 from branchkeeper.model.records import BranchState
 from branchkeeper.state.abandoned import Abandoned, take_abandoned
 from branchkeeper.state.holds import Hold, list_holds
+from branchkeeper.state.last_sweep import read_last_sweep
 
 
 @dataclass(frozen=True, slots=True)

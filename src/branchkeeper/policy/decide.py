@@ -300,7 +300,7 @@ def _yielding(facts: RepoFacts, config: Config) -> bool:
 
 
 def _noisy_lines(facts: RepoFacts, config: Config) -> list[str]:
-    from branchkeeper.analysis.last_sweep import read_last_sweep
+    from branchkeeper.state.last_sweep import read_last_sweep
 
     rows = read_last_sweep(facts.common_dir)
     found = sorted((name for name, row in rows.items() if row[2] in ("noisy", "block")))

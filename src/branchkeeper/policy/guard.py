@@ -32,7 +32,6 @@ from branchkeeper.analysis.guard_facts import (
     is_commitish,
     now,
     read_alias,
-    read_sweep,
     read_tips,
     read_worktree_contents,
     unreachable_tips,
@@ -68,6 +67,7 @@ from branchkeeper.policy.quoting import shell_quote
 from branchkeeper.policy.shell import git_invocations, parse_command
 from branchkeeper.policy.shellmodel import GitInvocation, Invocation
 from branchkeeper.policy.verdict import ALLOW, Decision, EvacuationRecord, Verdict, combine
+from branchkeeper.state.last_sweep import read_sweep
 
 __all__ = ["GUARD_TIMEOUT_S", "Decision", "EvacuationRecord", "Verdict", "decide_command",
            "decide_creation", "evacuations_in"]

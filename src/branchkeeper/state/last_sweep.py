@@ -1,0 +1,117 @@
+"""The last sweep's per-branch summary, ``<common git dir>/branchkeeper/last-sweep.json``:
+written by the inventory, read by the guards, the hook and the session summary.
+
+Kept apart from the inventory so that the hook path can read it without importing it.
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import TYPE_CHECKING, NamedTuple
+
+from branchkeeper.state.jsonfile import read_json, write_json_atomic
+
+if TYPE_CHECKING:
+    from branchkeeper.git.locate import Repo
+    from branchkeeper.model.records import BranchRecord
+
+#: File name under ``<common git dir>/branchkeeper/``.
+LAST_SWEEP = "last-sweep.json"
+
+
+def read_last_sweep(common_dir: Path) -> dict[str, list[object]]:
+    """``{name: [tip, state, stage, containment, age_days, worktree]}`` from the last sweep.
+
+    Empty when there is none or it is unreadable. No git process. A reader trusts an entry
+    only while the branch is still at the recorded tip.
+    """
+    return {k: v for k, v in read_last_sweep_rows(common_dir).items()
+            if isinstance(v, list) and len(v) == 6}
+
+
+def read_last_sweep_rows(common_dir: Path) -> dict[str, object]:
+    """The ``branches`` mapping of the last sweep as written, rows not checked (the hook's
+    creation decision checks only the rows it reads); empty when there is none or it is
+    unreadable. No git process."""
+    data = read_json(common_dir / "branchkeeper" / LAST_SWEEP)
+    rows = data.get("branches") if isinstance(data, dict) else None
+    return rows if isinstance(rows, dict) else {}
+
+
+def last_sweep_summary(records: list[BranchRecord], now: float) -> dict[str, object]:
+    """What the guards read instead of a full inventory: per branch name, the state at a tip.
+
+    ``{"time": unix s, "branches": {name: [tip, state, stage, containment, age_days, worktree]}}``.
+    A reader trusts an entry only while the branch is still at that tip.
+    """
+    return {
+        "time": int(now),
+        "branches": {
+            r.name: [r.tip, r.state.value, r.stage.value if r.stage else None,
+                     r.containment.value if r.containment else None, r.age_days, r.worktree]
+            for r in records
+        },
+    }
+
+
+def write_last_sweep(common_dir: Path, records: list[BranchRecord], now: float) -> None:
+    """Replace the last sweep's file with :func:`last_sweep_summary` of ``records`` (atomic;
+    errors ignored, as for every small state file)."""
+    write_json_atomic(common_dir / "branchkeeper" / LAST_SWEEP, last_sweep_summary(records, now))
+
+
+#: Ages at or past this many days in a sweep file are unknown (a file written by hand, or
+#: corrupt: ``1e999`` reads as infinity, which no day count can print).
+MAX_AGE_DAYS = 1_000_000.0
+
+
+class LastSweep(NamedTuple):
+    """The last sweep's per-branch rows as written, ``{name: [tip, state, stage, containment,
+    age_days, worktree]}`` (not validated here: thousands per hook call, so a reader checks the
+    rows it uses, as :meth:`entry` does), and ``elapsed_days`` since the file was written. A row
+    is trusted only while its branch is still at ``tip``."""
+
+    rows: dict[str, object]
+    elapsed_days: float
+
+    def entry(self, name: str, tip: str) -> SweepEntry | None:
+        """The row of ``name`` when it is well formed and still at ``tip``, ages brought
+        forward to now; None otherwise. A field of the wrong type, or an age that is not a
+        number in [0, MAX_AGE_DAYS) (NaN, infinite, negative, absurd), reads as unknown (None)."""
+        row = self.rows.get(name)
+        if type(row) is not list or len(row) != 6 or row[0] != tip or type(row[1]) is not str:
+            return None
+        _, state, stage, cont, age, wt = row
+        return SweepEntry(tip, state, stage if type(stage) is str else None,
+                          cont if type(cont) is str else None,
+                          age + self.elapsed_days if (type(age) is float or type(age) is int)
+                          and 0 <= age < MAX_AGE_DAYS else None,
+                          wt if type(wt) is str else None)
+
+
+class SweepEntry(NamedTuple):
+    """One branch of the last sweep, still at ``tip`` (see :meth:`LastSweep.entry`)."""
+
+    tip: str
+    state: str
+    stage: str | None
+    containment: str | None
+    age_days: float | None
+    worktree: str | None
+
+
+#: No sweep yet (or an unreadable one).
+NO_SWEEP = LastSweep({}, 0.0)
+
+
+def read_sweep(repo: Repo) -> LastSweep:
+    """The last sweep's per-branch summary (no git); :data:`NO_SWEEP` when there was none or
+    it is unreadable. One JSON read, no per-row work (see :class:`LastSweep`)."""
+    path = Path(repo.common_dir) / "branchkeeper" / LAST_SWEEP
+    try:
+        elapsed = max(0.0, (time.time() - path.stat().st_mtime) / 86400.0)
+    except OSError:
+        return NO_SWEEP
+    rows = read_last_sweep_rows(Path(repo.common_dir))
+    return LastSweep(rows, elapsed) if rows else NO_SWEEP
