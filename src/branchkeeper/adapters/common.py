@@ -36,7 +36,7 @@ def open_repository(args: argparse.Namespace) -> tuple[RepoFacts, LoadedConfig]:
 def open_repository_cached(args: argparse.Namespace) -> tuple[RepoFacts, Config]:
     """Like :func:`open_repository`, with the configuration from the validated cache when it
     is current (no pydantic import): for read-only commands on the hot side."""
-    from branchkeeper.model.config_cache import load_config_cached
+    from branchkeeper.state.config_cache import load_config_cached
 
     facts = repo_facts(start_dir(args))
     return facts, load_config_cached(facts.main_root, facts.common_dir)

@@ -25,7 +25,7 @@ from branchkeeper.git.locate import Repo, resolve_git_dir
 from branchkeeper.git.parse import zsplit
 from branchkeeper.git.run import run_git
 from branchkeeper.git.types import Oid
-from branchkeeper.model.config_cache import load_config_cached
+from branchkeeper.state.config_cache import load_config_cached
 
 if TYPE_CHECKING:
     # Imported where used: a creation decision (the hot hook path) never needs them.

@@ -16,9 +16,9 @@ from branchkeeper.adapters.common import (
 from branchkeeper.analysis.inventory import Inventory, build_inventory
 from branchkeeper.errors import BranchkeeperError, ExitCode
 from branchkeeper.git.repo import repo_facts
-from branchkeeper.model.config_cache import load_config_cached
 from branchkeeper.model.records import Stage
 from branchkeeper.render.sweep import inventory_json, render_text
+from branchkeeper.state.config_cache import load_config_cached
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]

@@ -54,7 +54,7 @@ def _identity(path: Path) -> str:
 
 
 def _code_identity() -> str:
-    model = Path(__file__).with_name("config.py")
+    model = Path(__file__).parent.parent / "model" / "config.py"  # the config model's source
     try:
         st = model.stat()
     except OSError:
