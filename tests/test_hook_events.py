@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from branchkeeper.adapters.claude.session import state_filename
+from branchkeeper.state.session import state_filename
 from tests.gitrepo import GitRepo
 from tests.hookutil import run_hook
 

@@ -9,13 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from branchkeeper.adapters.claude import records
-from branchkeeper.adapters.claude.session import (
-    EXPIRY_S,
-    SessionState,
-    SessionStore,
-    state_filename,
-)
+from branchkeeper.state import branch_records as records
+from branchkeeper.state.session import EXPIRY_S, SessionState, SessionStore, state_filename
 from tests.gitrepo import GitRepo
 
 NAMES = ["feature.v2", "a/b.c/d", "ünïcode-ß", "-leading-dash", "x.lock-free", "dots.in.name"]

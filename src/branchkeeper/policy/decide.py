@@ -148,7 +148,7 @@ def _from_decision(d: Decision) -> HookVerdict | None:
 
 
 def _session(event: HookEvent) -> Any:
-    from branchkeeper.adapters.claude.session import SessionStore
+    from branchkeeper.state.session import SessionStore
     from branchkeeper.state.statedir import find_common_dir
 
     return SessionStore(find_common_dir(event.cwd), event.session_id)
@@ -317,10 +317,10 @@ def stop_verdict(event: HookEvent) -> HookVerdict | None:
     findings; on a main-thread stop with nothing to block, the noisy-stage line at most once
     per ``noisy_interval_minutes`` per session. None when there is nothing to say, the mode is
     off, or the yield marker is present."""
-    from branchkeeper.adapters.claude.records import read_records
     from branchkeeper.analysis.stop_facts import gather_stop_facts
     from branchkeeper.errors import NotARepositoryError
     from branchkeeper.policy.stop_guard import judge_stop, judged_branches
+    from branchkeeper.state.branch_records import read_records
 
     try:
         facts, config = _repo(event.cwd)

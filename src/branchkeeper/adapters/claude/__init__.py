@@ -1,7 +1,8 @@
-"""The Claude Code adapter: hook wire format, session state, branch records, installer.
+"""The Claude Code adapter: hook wire format, worktree events, installer.
 
-``wire`` parses event JSON and builds each event's answer; ``session`` keeps per-session state
-under the common git dir; ``records`` writes and reads the ``branch.<name>.branchkeeper*`` git
-config records; ``install`` merges our hook entries into a Claude Code settings file. The hook
-entry point itself is ``branchkeeper.adapters.commands.hook``.
+``wire`` parses event JSON and builds each event's answer; ``worktrees`` answers WorktreeCreate
+and WorktreeRemove; ``install`` merges our hook entries into a Claude Code settings file. The
+session state and the ``branch.<name>.branchkeeper*`` records the hook keeps are host-neutral
+and live in ``branchkeeper.state`` (``session``, ``branch_records``). The hook entry point
+itself is ``branchkeeper.adapters.commands.hook``.
 """

@@ -22,10 +22,11 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from branchkeeper.adapters.claude import records, wire
+from branchkeeper.adapters.claude import wire
 from branchkeeper.adapters.claude.wire import HookEvent, HookResponse
 from branchkeeper.git.repo import Worktree, list_worktrees, repo_facts
 from branchkeeper.git.run import run_git
+from branchkeeper.state import branch_records as records
 from branchkeeper.state.faults import fault
 
 #: A worktree name: one safe path component, and ``worktree-<name>`` a valid branch name.

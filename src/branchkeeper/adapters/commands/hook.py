@@ -46,7 +46,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable
     from pathlib import Path
 
-    from branchkeeper.adapters.claude.session import SessionStore
+    from branchkeeper.state.session import SessionStore
 
 PLUGIN_MODULE = os.environ.get("BRANCHKEEPER_HOOK_PLUGIN") or "branchkeeper.policy.decide"
 LOG_NAME = "hook.log"
@@ -123,7 +123,7 @@ def _describe(exc: BaseException) -> str:
 
 
 def _session(common: Path, event: HookEvent) -> SessionStore:
-    from branchkeeper.adapters.claude.session import SessionStore
+    from branchkeeper.state.session import SessionStore
 
     return SessionStore(common, event.session_id)
 
@@ -191,7 +191,7 @@ def _current_branch(where: Path) -> str | None:
 
 def _touch(event: HookEvent, where: Path, common: Path) -> None:
     """Record a touch of the branch at ``where``: once per branch per thread per session."""
-    from branchkeeper.adapters.claude import records
+    from branchkeeper.state import branch_records as records
 
     branch = _current_branch(where)
     if branch is None:
@@ -225,7 +225,7 @@ def handle_post_tool_use(event: HookEvent) -> HookResponse:
         calls = reader(command) if reader else wire.git_invocations(command)
         common = _common_dir(event.cwd) if calls else None
         if common is not None:
-            from branchkeeper.adapters.claude import records
+            from branchkeeper.state import branch_records as records
 
             creator = _plugin("created_branches")
             names = creator(command, cwd=event.cwd) if creator else wire.created_branches(calls)

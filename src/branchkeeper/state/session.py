@@ -1,8 +1,9 @@
 """Per-session hook state under ``<common git dir>/branchkeeper/sessions/`` (issue 6, section 2).
 
-One JSON file per Claude Code session. Hooks run in parallel, so every change is a
-read-modify-write under an exclusive ``fcntl.flock`` on a sibling ``.lock`` file, and the new
-content replaces the old one atomically (write a temporary file, ``os.replace``). A corrupt or
+One JSON file per agent session (a Claude Code session today; nothing here is specific to
+it). Hooks run in parallel, so every change is a read-modify-write under an exclusive
+``fcntl.flock`` on a sibling ``.lock`` file, and the new content replaces the old one
+atomically (write a temporary file, ``os.replace``). A corrupt or
 unreadable file is replaced by a fresh state (the caller logs it), never a crash.
 
 Fields (spec sections 6 and 13):
