@@ -6,7 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from branchkeeper.policy.refusals import CheckedOut, RefusalContext, RefusalKind, refuse_batch
+from branchkeeper.analysis.refusal_facts import CheckedOut, RefusalContext
+from branchkeeper.policy.refusals import RefusalKind, refuse_batch
 from tests.cleanuputil import branches, cli_json
 from tests.gitrepo import GitRepo
 

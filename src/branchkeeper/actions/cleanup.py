@@ -18,6 +18,7 @@ from pathlib import Path
 from branchkeeper.analysis.inventory import Inventory
 from branchkeeper.analysis.ladder import TipProof, describe, prove_tip
 from branchkeeper.analysis.proofs import Deadline
+from branchkeeper.analysis.refusal_facts import RefusalContext
 from branchkeeper.analysis.worktree_status import (
     IgnoredRules,
     classify_worktree_ignored,
@@ -27,7 +28,7 @@ from branchkeeper.git.run import GitError
 from branchkeeper.git.types import Oid
 from branchkeeper.model.config import Config
 from branchkeeper.model.records import BranchState, Proof
-from branchkeeper.policy.refusals import RefusalContext, RefusalKind, refuse_batch, static_refusal
+from branchkeeper.policy.refusals import RefusalKind, refuse_batch, static_refusal
 
 
 class Action(StrEnum):

@@ -1,4 +1,5 @@
-"""The repository facts the refusal rules read (issue 3, section 2; field case C05).
+"""The repository facts the refusal rules read (issue 3, section 2; field case C05), as one
+:class:`RefusalContext` (the rules themselves are :mod:`branchkeeper.policy.refusals`).
 
 Two git processes: one ``for-each-ref`` over ``refs/heads`` and every remote's refs (upstreams
 and each ``refs/remotes/*/HEAD`` target), one ``symbolic-ref -q HEAD`` for the current branch.
@@ -7,16 +8,45 @@ The worktrees come from the inventory's ``worktree list``.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 
 from branchkeeper.git.parse import records
 from branchkeeper.git.repo import RepoFacts, Worktree
 from branchkeeper.git.run import GitExit, run_git
 from branchkeeper.model.config import Config
-from branchkeeper.policy.refusals import CheckedOut, RefusalContext
 
 _HEADS = "refs/heads/"
 _REMOTES = "refs/remotes/"
+
+
+@dataclass(frozen=True, slots=True)
+class CheckedOut:
+    """Where a branch is checked out: the worktree ``path`` and whether it is the main one."""
+
+    path: str
+    is_main: bool
+
+
+@dataclass(frozen=True, slots=True)
+class RefusalContext:
+    """What the refusal rules read.
+
+    ``default_name``: the resolved default branch (or ``None``); ``remote_defaults``: the branch
+    each ``refs/remotes/*/HEAD`` points at plus ``main``/``master`` where any remote has them
+    (C05); ``checked_out``: branch name -> its worktree; ``current``: the branch checked out where
+    the command runs; ``dependents``: branch Y -> local branches whose upstream is
+    ``refs/heads/Y`` (a stack).
+    """
+
+    default_name: str | None
+    protected_names: frozenset[str]
+    integration_lines: tuple[str, ...]
+    exempt: tuple[str, ...]
+    remote_defaults: frozenset[str] = frozenset()
+    checked_out: Mapping[str, CheckedOut] = field(default_factory=dict)
+    current: str | None = None
+    dependents: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
 
 
 def read_refusal_context(facts: RepoFacts, config: Config, *, default_name: str | None,

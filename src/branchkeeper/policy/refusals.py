@@ -1,17 +1,19 @@
 """Refusals that no proof overrides (issue 3, section 2; first document, section 7; field case C05).
 
-Pure functions over a :class:`RefusalContext` gathered by
-:func:`branchkeeper.analysis.refusal_facts.read_refusal_context`. A refused branch is never deleted
-by ``delete``, ``sweep --clean`` or ``prune``, whatever its proof, and ``--allow-unproven`` does
-not override a refusal either.
+Pure functions over a :class:`~branchkeeper.analysis.refusal_facts.RefusalContext` gathered
+by :func:`branchkeeper.analysis.refusal_facts.read_refusal_context`. A refused branch is never
+deleted by ``delete``, ``sweep --clean`` or ``prune``, whatever its proof, and
+``--allow-unproven`` does not override a refusal either.
 """
 
 from __future__ import annotations
 
 import fnmatch
-from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from collections.abc import Iterable
+from dataclasses import dataclass
 from enum import StrEnum
+
+from branchkeeper.analysis.refusal_facts import RefusalContext
 
 
 class RefusalKind(StrEnum):
@@ -33,35 +35,6 @@ class Refusal:
 
     kind: RefusalKind
     reason: str
-
-
-@dataclass(frozen=True, slots=True)
-class CheckedOut:
-    """Where a branch is checked out: the worktree ``path`` and whether it is the main one."""
-
-    path: str
-    is_main: bool
-
-
-@dataclass(frozen=True, slots=True)
-class RefusalContext:
-    """What the refusal rules read.
-
-    ``default_name``: the resolved default branch (or ``None``); ``remote_defaults``: the branch
-    each ``refs/remotes/*/HEAD`` points at plus ``main``/``master`` where any remote has them
-    (C05); ``checked_out``: branch name -> its worktree; ``current``: the branch checked out where
-    the command runs; ``dependents``: branch Y -> local branches whose upstream is
-    ``refs/heads/Y`` (a stack).
-    """
-
-    default_name: str | None
-    protected_names: frozenset[str]
-    integration_lines: tuple[str, ...]
-    exempt: tuple[str, ...]
-    remote_defaults: frozenset[str] = frozenset()
-    checked_out: Mapping[str, CheckedOut] = field(default_factory=dict)
-    current: str | None = None
-    dependents: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
 
 
 def _matches(name: str, globs: Iterable[str]) -> bool:
