@@ -26,8 +26,8 @@ COMMANDS = [
 
 
 def _classify(text: str) -> None:
-    from branchkeeper.policy.gitargv import creation, destruction, evacuation
-    from branchkeeper.policy.shell import git_invocations, parse_command
+    from branchkeeper.shell.gitargv import creation, destruction, evacuation
+    from branchkeeper.shell.parse import git_invocations, parse_command
 
     for g in git_invocations(parse_command(text, cwd="/repo")):
         creation(g)
@@ -47,7 +47,7 @@ def _median_us(fn: object, text: str, repeats: int) -> float:
 def main() -> None:
     repeats = int(sys.argv[1]) if len(sys.argv) > 1 else 200
     start = time.perf_counter_ns()
-    from branchkeeper.policy.shell import parse_command
+    from branchkeeper.shell.parse import parse_command
 
     import_us = (time.perf_counter_ns() - start) / 1000
     start = time.perf_counter_ns()
@@ -59,7 +59,7 @@ def main() -> None:
 
     for text in COMMANDS:  # warm-up
         _classify(text)
-    print(f"import branchkeeper.policy.shell: {import_us:8.0f} us")
+    print(f"import branchkeeper.shell.parse:  {import_us:8.0f} us")
     print(f"first parse (tree-sitter load):   {first_us:8.0f} us")
     print(f"{'parse us':>9} {'+classify us':>13}  command")
     for text in COMMANDS:

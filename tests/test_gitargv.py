@@ -4,15 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from branchkeeper.policy.gitargv import (
-    Creation,
-    Destruction,
-    Evacuation,
-    creation,
-    destruction,
-    evacuation,
-)
-from branchkeeper.policy.shell import git_invocations, parse_command
+from branchkeeper.shell.gitargv import Creation, Destruction, Evacuation, creation, destruction, evacuation
+from branchkeeper.shell.parse import git_invocations, parse_command
 
 CWD = "/repo"
 
@@ -322,7 +315,7 @@ def test_xargs_worktree_remove_is_dynamic() -> None:
 
 # -- overwrites, discards and unread text (issue 5 follow-up) -----------------------------------
 from branchkeeper.policy.decisions import discard, unread_destructive  # noqa: E402
-from branchkeeper.policy.gitargv import overwrites  # noqa: E402
+from branchkeeper.shell.gitargv import overwrites  # noqa: E402
 
 
 @pytest.mark.parametrize(("cmd", "ref", "new"), [

@@ -9,8 +9,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from branchkeeper.policy.guard import Decision, decide_command
-from branchkeeper.policy.quoting import shell_quote
-from branchkeeper.policy.shell import git_invocations, parse_command
+from branchkeeper.shell.parse import git_invocations, parse_command
+from branchkeeper.shell.quoting import shell_quote
 
 TEXT = st.text(st.characters(blacklist_categories=("Cs",), blacklist_characters="\x00"),
                min_size=1, max_size=40)

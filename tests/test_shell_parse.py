@@ -8,13 +8,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from branchkeeper.policy.quoting import git_cmd, shell_quote
-from branchkeeper.policy.shell import (
-    MAX_INPUT_BYTES,
-    git_invocations,
-    parse_command,
-    rm_recursive_targets,
-)
+from branchkeeper.shell.parse import MAX_INPUT_BYTES, git_invocations, parse_command, rm_recursive_targets
+from branchkeeper.shell.quoting import git_cmd, shell_quote
 
 CWD = "/repo"
 
@@ -332,7 +327,7 @@ _SHELLISH = st.lists(
 @settings(max_examples=400, deadline=None)
 @given(_SHELLISH)
 def test_parser_never_raises_on_shell_fragments(s: str) -> None:
-    from branchkeeper.policy.gitargv import creation, destruction, evacuation
+    from branchkeeper.shell.gitargv import creation, destruction, evacuation
 
     for g in git_invocations(parse_command(s, cwd=CWD)):
         creation(g)
@@ -347,7 +342,7 @@ def test_non_ascii_input_cannot_crash_the_parser() -> None:
     import sys
 
     script = (
-        "from branchkeeper.policy.shell import parse_command\n"
+        "from branchkeeper.shell.parse import parse_command\n"
         "for _ in range(300):\n"
         "    p = parse_command('{\\U000771a8\\U000ee563k: && git branch -D \\u00fcn', cwd='/')\n"
         "print(p.invocations[-1].argv)\n"
@@ -364,7 +359,7 @@ def test_bash_language_loaded_without_the_package_init() -> None:
     import tree_sitter
     import tree_sitter_bash
 
-    from branchkeeper.policy.shell import _bash_language
+    from branchkeeper.shell.parse import _bash_language
 
     ours, theirs = tree_sitter.Language(_bash_language()), tree_sitter.Language(tree_sitter_bash.language())
     assert (ours.node_kind_count, ours.field_count) == (theirs.node_kind_count, theirs.field_count)

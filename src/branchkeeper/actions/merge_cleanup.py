@@ -32,7 +32,7 @@ from branchkeeper.git.repo import list_worktrees, repo_facts
 from branchkeeper.git.run import run_git
 from branchkeeper.git.types import Oid
 from branchkeeper.model.config import Config
-from branchkeeper.policy.quoting import git_cmd, shell_quote
+from branchkeeper.shell.quoting import git_cmd, shell_quote
 
 #: Timeout of each git call here, seconds (this runs inside a PostToolUse hook).
 TIMEOUT_S = 20.0

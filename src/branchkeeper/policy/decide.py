@@ -94,8 +94,8 @@ def needs_guard(command: str, *, cwd: str) -> bool:
         return True  # only a person at a terminal consents; the guard says so
     if not might_matter(command):
         return False
-    from branchkeeper.policy.gitargv import config_from_env, evacuation
-    from branchkeeper.policy.shell import git_invocation, parse_command
+    from branchkeeper.shell.gitargv import config_from_env, evacuation
+    from branchkeeper.shell.parse import git_invocation, parse_command
 
     parsed = parse_command(command, cwd=cwd, home=os.environ.get("HOME") or None)
     if parsed.unparsed:
@@ -197,8 +197,8 @@ def _parsed_git(command: str, cwd: str) -> list[Any]:
     """The git invocations (with a subcommand) of ``command``; parsed once per process."""
     key = (command, cwd)
     if key not in _PARSED:
-        from branchkeeper.policy.shell import git_invocations as invocations
-        from branchkeeper.policy.shell import parse_command
+        from branchkeeper.shell.parse import git_invocations as invocations
+        from branchkeeper.shell.parse import parse_command
 
         _PARSED[key] = [g for g in invocations(parse_command(command, cwd=cwd)) if g.subcommand]
     return _PARSED[key]
@@ -219,7 +219,7 @@ def created_branches(command: str, *, cwd: Path | None = None) -> list[str]:
     if "git" not in command:
         return []
     from branchkeeper.git.run import run_git
-    from branchkeeper.policy.gitargv import creation
+    from branchkeeper.shell.gitargv import creation
 
     where = str(cwd) if cwd is not None else "/"
     names: list[str] = []
@@ -245,7 +245,7 @@ def evacuations(event: HookEvent) -> list[dict[str, Any]]:
     command = event.command
     if "git" not in command:
         return []
-    from branchkeeper.policy.gitargv import evacuation
+    from branchkeeper.shell.gitargv import evacuation
 
     if not any(evacuation(g) is not None for g in _parsed_git(command, event.cwd_text)):
         return []  # nothing to record: spare the guard's imports

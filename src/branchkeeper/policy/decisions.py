@@ -14,8 +14,8 @@ import re
 from collections.abc import Iterable
 from typing import NamedTuple
 
-from branchkeeper.policy import gitopts
-from branchkeeper.policy.gitargv import (
+from branchkeeper.shell import gitopts
+from branchkeeper.shell.gitargv import (
     _CHECKOUT,
     _SWITCH,
     Creation,
@@ -26,8 +26,8 @@ from branchkeeper.policy.gitargv import (
     evacuation,
     overwrites,
 )
-from branchkeeper.policy.shell import git_invocation, git_invocations, rm_recursive_targets
-from branchkeeper.policy.shellmodel import GitInvocation, Invocation, ParsedCommand
+from branchkeeper.shell.model import GitInvocation, Invocation, ParsedCommand
+from branchkeeper.shell.parse import git_invocation, git_invocations, rm_recursive_targets
 
 #: Destruction kinds that section 13 pairs with an evacuation.
 PAIRED_KINDS = frozenset({"branch_force_delete", "branch_delete", "update_ref_delete",

@@ -54,7 +54,6 @@ from branchkeeper.policy.decisions import (
     stash_then_drop,
     unread_destructive,
 )
-from branchkeeper.policy.gitargv import Creation, Destruction, config_from_env, writes_git_config
 from branchkeeper.policy.guard_context import GuardFacts, GuardRepos, git_failed
 from branchkeeper.policy.guard_evacuation import evacuate_destroy, evacuations_in
 from branchkeeper.policy.guard_rm import (
@@ -63,10 +62,11 @@ from branchkeeper.policy.guard_rm import (
     rm_worktrees,
     unknown_rm,
 )
-from branchkeeper.policy.quoting import shell_quote
-from branchkeeper.policy.shell import git_invocations, parse_command
-from branchkeeper.policy.shellmodel import GitInvocation, Invocation
 from branchkeeper.policy.verdict import ALLOW, Decision, EvacuationRecord, Verdict, combine
+from branchkeeper.shell.gitargv import Creation, Destruction, config_from_env, writes_git_config
+from branchkeeper.shell.model import GitInvocation, Invocation
+from branchkeeper.shell.parse import git_invocations, parse_command
+from branchkeeper.shell.quoting import shell_quote
 from branchkeeper.state.last_sweep import read_sweep
 
 __all__ = ["GUARD_TIMEOUT_S", "Decision", "EvacuationRecord", "Verdict", "decide_command",

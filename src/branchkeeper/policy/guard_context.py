@@ -17,7 +17,7 @@ from branchkeeper.git.locate import Repo, locate
 from branchkeeper.policy.decisions import (
     under,
 )
-from branchkeeper.policy.shellmodel import GitInvocation
+from branchkeeper.shell.model import GitInvocation
 
 
 class GuardFacts:

@@ -26,12 +26,12 @@ from branchkeeper.policy.decisions import (
     rev_branch_names,
     under,
 )
-from branchkeeper.policy.gitargv import Evacuation
 from branchkeeper.policy.guard_context import GuardFacts, GuardRepos, git_failed
-from branchkeeper.policy.quoting import shell_quote
-from branchkeeper.policy.shell import parse_command
-from branchkeeper.policy.shellmodel import GitInvocation
 from branchkeeper.policy.verdict import Decision, EvacuationRecord
+from branchkeeper.shell.gitargv import Evacuation
+from branchkeeper.shell.model import GitInvocation
+from branchkeeper.shell.parse import parse_command
+from branchkeeper.shell.quoting import shell_quote
 
 
 class DestroyTarget(NamedTuple):

@@ -26,9 +26,9 @@ from branchkeeper.policy.decisions import (
     under,
 )
 from branchkeeper.policy.guard_context import GuardRepos, git_failed
-from branchkeeper.policy.quoting import shell_quote
-from branchkeeper.policy.shellmodel import Invocation
 from branchkeeper.policy.verdict import Decision
+from branchkeeper.shell.model import Invocation
+from branchkeeper.shell.quoting import shell_quote
 
 
 def expand_rm_globs(plan: Plan) -> tuple[Plan, list[tuple[str, Invocation]]]:

@@ -12,8 +12,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from branchkeeper.analysis.guard_facts import WorktreeContents
-from branchkeeper.policy.quoting import git_cmd, shell_quote
 from branchkeeper.policy.verdict import ALLOW, Decision, Verdict
+from branchkeeper.shell.quoting import git_cmd, shell_quote
 
 R_BRANCH_FORCE = "R-GIT-BRANCH-FORCE-DELETE"
 R_WORKTREE_FORCE = "R-GIT-WORKTREE-REMOVE-FORCE"

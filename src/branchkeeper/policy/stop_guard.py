@@ -25,7 +25,7 @@ from enum import StrEnum
 
 from branchkeeper.analysis.stop_facts import BranchFacts, StopFacts
 from branchkeeper.policy.principle import BRANCH_LIMIT_PRINCIPLE
-from branchkeeper.policy.quoting import git_cmd, shell_quote
+from branchkeeper.shell.quoting import git_cmd, shell_quote
 
 
 class Scope(StrEnum):

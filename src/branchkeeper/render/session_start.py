@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections import Counter
 
 from branchkeeper.analysis.session_summary import SessionSummary, SummaryRow
-from branchkeeper.policy.quoting import git_cmd, shell_quote
+from branchkeeper.shell.quoting import git_cmd, shell_quote
 
 #: Branch lines shown at most; the rest are counted.
 MAX_LINES = 20

@@ -11,12 +11,7 @@ from __future__ import annotations
 import posixpath
 from typing import Any
 
-from branchkeeper.policy.shellmodel import (
-    GitInvocation,
-    Invocation,
-    ParsedCommand,
-    Redirect,
-)
+from branchkeeper.shell.model import GitInvocation, Invocation, ParsedCommand, Redirect
 
 __all__ = [
     "MAX_INPUT_BYTES",
@@ -109,7 +104,7 @@ _RECENT: dict[tuple[str, str, str | None], ParsedCommand] = {}
 
 
 def _parse(text: str, *, cwd: str, home: str | None) -> ParsedCommand:
-    from branchkeeper.policy import shellwalk as walk
+    from branchkeeper.shell import walk
 
     if not isinstance(text, str):
         return ParsedCommand(str(text), (), True, "command is not text")

@@ -12,9 +12,9 @@ import itertools
 import posixpath
 from typing import Any
 
-from branchkeeper.policy.shellmodel import FindScope, Redirect
-from branchkeeper.policy.shellwords import Word, node_text, parse_redirect_op, word_value
-from branchkeeper.policy.shellwrap import Special, classify_special
+from branchkeeper.shell.model import FindScope, Redirect
+from branchkeeper.shell.words import Word, node_text, parse_redirect_op, word_value
+from branchkeeper.shell.wrappers import Special, classify_special
 
 MAX_DEPTH = 12  # nested `bash -c` / eval / heredoc-to-shell levels
 _PIPE_OPS = frozenset({"|", "|&"})

@@ -11,8 +11,8 @@ import posixpath
 import re
 from typing import NamedTuple
 
-from branchkeeper.policy import gitopts
-from branchkeeper.policy.shellmodel import NON_FILE_SINKS, GitInvocation, Invocation, ParsedCommand
+from branchkeeper.shell import gitopts
+from branchkeeper.shell.model import NON_FILE_SINKS, GitInvocation, Invocation, ParsedCommand
 
 _BRANCH = gitopts.spec(
     "v|verbose q|quiet t|track? |no-track u|set-upstream-to= |unset-upstream |color? "

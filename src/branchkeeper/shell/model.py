@@ -1,6 +1,6 @@
 """Immutable records produced by the shell-command reader (spec sections 3, 11, 13).
 
-These are plain data: the parser in `shellwalk` builds them, `shell` exposes them, and the
+These are plain data: the walker (`walk`) builds them, `parse` exposes them, and the
 decision layer reads them. Nothing here imports tree-sitter. They are NamedTuples, not frozen
 dataclasses: the hook imports this module on every tool call.
 """
@@ -106,7 +106,7 @@ class Invocation(NamedTuple):
     @property
     def rm_targets(self) -> tuple[str, ...]:
         """Targets of a recursive `rm` (see `shell.rm_recursive_targets`)."""
-        from branchkeeper.policy.shell import rm_recursive_targets
+        from branchkeeper.shell.parse import rm_recursive_targets
 
         return rm_recursive_targets(self)
 

@@ -12,11 +12,11 @@ import posixpath
 import re
 from typing import TYPE_CHECKING
 
-from branchkeeper.policy.shellmodel import FindScope
-from branchkeeper.policy.shellwords import Word
+from branchkeeper.shell.model import FindScope
+from branchkeeper.shell.words import Word
 
 if TYPE_CHECKING:
-    from branchkeeper.policy.shellwalk import Inv, Scope
+    from branchkeeper.shell.walk import Inv, Scope
 
 SHELLS = frozenset({"bash", "sh", "zsh", "dash", "ksh", "mksh", "ash", "busybox", "fish"})
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
@@ -153,7 +153,7 @@ def strip_wrappers(inv: Inv, scope: Scope) -> str | None:
 
 
 def _resolve(cwd: str | None, path: str) -> str | None:
-    from branchkeeper.policy.shellwalk import resolve
+    from branchkeeper.shell.walk import resolve
 
     return resolve(cwd, path)
 
@@ -303,7 +303,7 @@ def _find_names(expr: list[Word]) -> tuple[tuple[str, bool], ...] | None:
 def find_exec(inv: Inv, special: Special) -> None:
     """`find ... -exec CMD {} ;` (and -execdir/-ok/-okdir): the commands find runs. Their `{}`
     words are dynamic (find supplies them) and the command carries :func:`find_scope`."""
-    from branchkeeper.policy.shellwalk import Inv as InvCls
+    from branchkeeper.shell.walk import Inv as InvCls
 
     words = inv.words
     scope = find_scope(inv)

@@ -1,0 +1,1 @@
+"""shell layer: reading an agent's shell command into invocations (tree-sitter-bash)."""
