@@ -12,7 +12,7 @@ import re
 from typing import NamedTuple
 
 from branchkeeper.shell import gitopts
-from branchkeeper.shell.model import NON_FILE_SINKS, GitInvocation, Invocation, ParsedCommand
+from branchkeeper.shell.model import NON_FILE_SINKS, GitInvocation, Invocation, ParsedCommand, join_path
 
 _BRANCH = gitopts.spec(
     "v|verbose q|quiet t|track? |no-track u|set-upstream-to= |unset-upstream |color? "
@@ -122,12 +122,6 @@ class Evacuation(NamedTuple):
     dynamic: bool
 
 
-def _join(cwd: str | None, path: str) -> str | None:
-    if path.startswith("/"):
-        return posixpath.normpath(path)
-    return None if cwd is None else posixpath.normpath(posixpath.join(cwd, path))
-
-
 def _last_value(p: gitopts.Parsed, *keys: str) -> tuple[str, str | None, bool] | None:
     found = p.values(*keys)
     return found[-1] if found else None
@@ -172,7 +166,7 @@ def _worktree_add(g: GitInvocation) -> Creation | None:
     if not p.operands:
         return None
     raw_path = p.operands[0][0]
-    path = None if p.operands[0][1] else _join(g.cwd, raw_path)
+    path = None if p.operands[0][1] else join_path(g.cwd, raw_path)
     start = p.operands[1][0] if len(p.operands) > 1 else None
     dynamic = g.dynamic or p.unknown
     opt = _last_value(p, "b", "B")
@@ -200,7 +194,7 @@ def destruction(g: GitInvocation) -> tuple[Destruction, ...]:
         p = gitopts.parse(args[1:], dyn[1:], _WT_REMOVE)
         if not p.operands and not g.dynamic:
             return ()
-        paths = tuple((None if d else _join(g.cwd, t)) or t for t, d in p.operands)
+        paths = tuple((None if d else join_path(g.cwd, t)) or t for t, d in p.operands)
         force = p.count("force") > 0
         kind = "worktree_remove_force" if force else "worktree_remove"
         dynamic = g.dynamic or p.unknown or any(not t.startswith("/") for t in paths)
@@ -437,7 +431,7 @@ def _lower(config: tuple[tuple[str, str], ...]) -> list[tuple[str, str]]:
 
 
 def _out(cwd: str | None, target: str, dynamic: bool) -> tuple[str, bool]:
-    path = None if dynamic else _join(cwd, target)
+    path = None if dynamic else join_path(cwd, target)
     return (path, False) if path is not None else (target, True)
 
 

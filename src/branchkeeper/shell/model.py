@@ -105,9 +105,7 @@ class Invocation(NamedTuple):
 
     @property
     def rm_targets(self) -> tuple[str, ...]:
-        """Targets of a recursive `rm` (see `shell.rm_recursive_targets`)."""
-        from branchkeeper.shell.parse import rm_recursive_targets
-
+        """Targets of a recursive `rm` (see :func:`rm_recursive_targets`)."""
         return rm_recursive_targets(self)
 
 
@@ -161,3 +159,49 @@ class GitInvocation(NamedTuple):
     def source(self) -> str:
         """Original text span of the command."""
         return self.invocation.source
+
+
+def join_path(cwd: str | None, path: str) -> str | None:
+    """``path`` made absolute against ``cwd`` and normalised; None when it is relative and
+    ``cwd`` is unknown."""
+    if path.startswith("/"):
+        return posixpath.normpath(path)
+    return None if cwd is None else posixpath.normpath(posixpath.join(cwd, path))
+
+
+_RM_ARG_OPTS = frozenset({"--interactive", "--preserve-root"})
+
+
+def rm_recursive_targets(inv: Invocation) -> tuple[str, ...]:
+    """Targets of `rm -r`/`-R`/`-rf`/`--recursive` as absolute paths; () for any other command.
+
+    A target that came from an expansion or cannot be resolved (unknown cwd) is returned as
+    its raw text (not starting with '/'); `inv.dynamic` is then True. Spec section 13.
+    """
+    if inv.name != "rm":
+        return ()
+    recursive = False
+    operands: list[tuple[str, bool]] = []
+    options_done = False
+    for word, dyn in zip(inv.argv[1:], inv.dynamic_args[1:], strict=False):
+        if not options_done and word == "--":
+            options_done = True
+        elif not options_done and word.startswith("--"):
+            recursive |= len(word) >= 3 and "--recursive".startswith(word.split("=", 1)[0])
+        elif not options_done and word.startswith("-") and len(word) > 1:
+            recursive |= "r" in word or "R" in word
+        else:
+            operands.append((word, dyn))
+    if not recursive:
+        return ()
+    out: list[str] = []
+    for word, dyn in operands:
+        path = None if dyn else join_path(inv.cwd, word)
+        out.append(path if path is not None else word)
+    if inv.dynamic and not any(inv.dynamic_args):  # xargs: more operands arrive on stdin
+        out.append(XARGS_OPERANDS)
+    return tuple(out)
+
+
+#: The target standing for the operands ``xargs`` adds to a recursive ``rm``.
+XARGS_OPERANDS = "(the names xargs reads)"

@@ -11,7 +11,14 @@ from __future__ import annotations
 import posixpath
 from typing import Any
 
-from branchkeeper.shell.model import GitInvocation, Invocation, ParsedCommand, Redirect
+from branchkeeper.shell.model import (
+    GitInvocation,
+    Invocation,
+    ParsedCommand,
+    Redirect,
+    join_path,
+    rm_recursive_targets,
+)
 
 __all__ = [
     "MAX_INPUT_BYTES",
@@ -105,6 +112,7 @@ _RECENT: dict[tuple[str, str, str | None], ParsedCommand] = {}
 
 def _parse(text: str, *, cwd: str, home: str | None) -> ParsedCommand:
     from branchkeeper.shell import walk
+    from branchkeeper.shell.scope import Scope
 
     if not isinstance(text, str):
         return ParsedCommand(str(text), (), True, "command is not text")
@@ -117,7 +125,7 @@ def _parse(text: str, *, cwd: str, home: str | None) -> ParsedCommand:
     if len(data) > MAX_INPUT_BYTES:
         return ParsedCommand(text, (), True, f"command longer than {MAX_INPUT_BYTES} bytes")
     start_cwd = posixpath.normpath(cwd) if cwd.startswith("/") else None
-    scope = walk.Scope(start_cwd, home)
+    scope = Scope(start_cwd, home)
     ctx = walk.Ctx(data, [], [], 0, _parse_bytes)
     tree = _parse_bytes(data)
     root = tree.root_node
@@ -197,7 +205,7 @@ def git_invocation(inv: Invocation) -> GitInvocation | None:
             i += 1
         dynamic |= vdyn
         if name == "-C" and value:
-            cwd = None if vdyn else _join(cwd, value)
+            cwd = None if vdyn else join_path(cwd, value)
         elif name == "--git-dir":
             git_dir = value
         elif name == "--work-tree":
@@ -209,17 +217,11 @@ def git_invocation(inv: Invocation) -> GitInvocation | None:
             bare = True
     if bare and git_dir is None:
         git_dir = "."
-    git_dir = _join(cwd, git_dir) if git_dir else None
-    work_tree = _join(cwd, work_tree) if work_tree else None
+    git_dir = join_path(cwd, git_dir) if git_dir else None
+    work_tree = join_path(cwd, work_tree) if work_tree else None
     if i >= len(argv):
         return _make(inv, None, i, cwd, git_dir, work_tree, config, dynamic)
     return _make(inv, argv[i], i + 1, cwd, git_dir, work_tree, config, dynamic or flags[i])
-
-
-def _join(cwd: str | None, path: str) -> str | None:
-    if path.startswith("/"):
-        return posixpath.normpath(path)
-    return None if cwd is None else posixpath.normpath(posixpath.join(cwd, path))
 
 
 def _make(
@@ -245,41 +247,3 @@ def git_invocations(parsed: ParsedCommand) -> tuple[GitInvocation, ...]:
     """Every git invocation of a parsed command, in source order (see `git_invocation`)."""
     found = (git_invocation(inv) for inv in parsed.invocations)
     return tuple(g for g in found if g is not None)
-
-
-_RM_ARG_OPTS = frozenset({"--interactive", "--preserve-root"})
-
-
-def rm_recursive_targets(inv: Invocation) -> tuple[str, ...]:
-    """Targets of `rm -r`/`-R`/`-rf`/`--recursive` as absolute paths; () for any other command.
-
-    A target that came from an expansion or cannot be resolved (unknown cwd) is returned as
-    its raw text (not starting with '/'); `inv.dynamic` is then True. Spec section 13.
-    """
-    if inv.name != "rm":
-        return ()
-    recursive = False
-    operands: list[tuple[str, bool]] = []
-    options_done = False
-    for word, dyn in zip(inv.argv[1:], inv.dynamic_args[1:], strict=False):
-        if not options_done and word == "--":
-            options_done = True
-        elif not options_done and word.startswith("--"):
-            recursive |= len(word) >= 3 and "--recursive".startswith(word.split("=", 1)[0])
-        elif not options_done and word.startswith("-") and len(word) > 1:
-            recursive |= "r" in word or "R" in word
-        else:
-            operands.append((word, dyn))
-    if not recursive:
-        return ()
-    out: list[str] = []
-    for word, dyn in operands:
-        path = None if dyn else _join(inv.cwd, word)
-        out.append(path if path is not None else word)
-    if inv.dynamic and not any(inv.dynamic_args):  # xargs: more operands arrive on stdin
-        out.append(XARGS_OPERANDS)
-    return tuple(out)
-
-
-#: The target standing for the operands ``xargs`` adds to a recursive ``rm``.
-XARGS_OPERANDS = "(the names xargs reads)"

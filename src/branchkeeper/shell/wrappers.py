@@ -10,13 +10,10 @@ from __future__ import annotations
 
 import posixpath
 import re
-from typing import TYPE_CHECKING
 
 from branchkeeper.shell.model import FindScope
+from branchkeeper.shell.scope import Inv, Scope, resolve
 from branchkeeper.shell.words import Word
-
-if TYPE_CHECKING:
-    from branchkeeper.shell.walk import Inv, Scope
 
 SHELLS = frozenset({"bash", "sh", "zsh", "dash", "ksh", "mksh", "ash", "busybox", "fish"})
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
@@ -115,10 +112,10 @@ def strip_wrappers(inv: Inv, scope: Scope) -> str | None:
                 w = words[i].value
                 if w in ("-C", "--chdir") and i + 1 < len(words):
                     target = words[i + 1]
-                    inv.cwd = None if target.dynamic else _resolve(inv.cwd, target.value)
+                    inv.cwd = None if target.dynamic else resolve(inv.cwd, target.value)
                     i += 2
                 elif w.startswith("--chdir="):
-                    inv.cwd = None if words[i].dynamic else _resolve(inv.cwd, w[8:])
+                    inv.cwd = None if words[i].dynamic else resolve(inv.cwd, w[8:])
                     i += 1
                 elif w in ("-u", "--unset"):
                     i += 2
@@ -152,12 +149,6 @@ def strip_wrappers(inv: Inv, scope: Scope) -> str | None:
     return None
 
 
-def _resolve(cwd: str | None, path: str) -> str | None:
-    from branchkeeper.shell.walk import resolve
-
-    return resolve(cwd, path)
-
-
 def change_dir(inv: Inv, scope: Scope, name: str) -> None:
     """Apply `cd`/`pushd`/`popd` to the scope (assumes the change succeeds)."""
     args = [w for w in inv.words[1:]]
@@ -180,7 +171,7 @@ def change_dir(inv: Inv, scope: Scope, name: str) -> None:
     elif args[0].value == "-" and name == "cd":
         new = scope.oldpwd
     else:
-        new = _resolve(scope.cwd, args[0].value)
+        new = resolve(scope.cwd, args[0].value)
     if name == "pushd":
         scope.dirstack.append(old)
     scope.cwd, scope.oldpwd = new, old
@@ -303,15 +294,13 @@ def _find_names(expr: list[Word]) -> tuple[tuple[str, bool], ...] | None:
 def find_exec(inv: Inv, special: Special) -> None:
     """`find ... -exec CMD {} ;` (and -execdir/-ok/-okdir): the commands find runs. Their `{}`
     words are dynamic (find supplies them) and the command carries :func:`find_scope`."""
-    from branchkeeper.shell.walk import Inv as InvCls
-
     words = inv.words
     scope = find_scope(inv)
     values = {w.value for w in words}
     if "-delete" in values and "-empty" not in values and (scope is None or scope.names is None):
         # an unfiltered -delete empties every directory it reaches, like `rm -r` (with -empty
         # it removes only empty ones, and a worktree is never empty)
-        found = InvCls([Word("rm", False), Word("-r", False), Word("{}", True)], inv.cwd,
+        found = Inv([Word("rm", False), Word("-r", False), Word("{}", True)], inv.cwd,
                        dict(inv.env), set(inv.env_dynamic), scope is None, [],
                        inv.in_pipeline, inv.source)
         found.found_by = scope
@@ -326,7 +315,7 @@ def find_exec(inv: Inv, special: Special) -> None:
             if j > i + 1:
                 cwd = inv.cwd if flag in ("-exec", "-ok") else None
                 inner = [Word(w.value, w.dynamic or "{}" in w.value) for w in words[i + 1 : j]]
-                found = InvCls(inner, cwd, dict(inv.env), set(inv.env_dynamic),
+                found = Inv(inner, cwd, dict(inv.env), set(inv.env_dynamic),
                                scope is None, [], inv.in_pipeline, inv.source)
                 found.found_by = scope
                 special.inner.append(found)
