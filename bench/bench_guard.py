@@ -27,7 +27,7 @@ from genrepo import generate
 from branchkeeper.analysis.guard_facts import _LEAN_FORMAT, read_lean_refs
 from branchkeeper.git.locate import locate
 from branchkeeper.git.run import processes_started, run_git
-from branchkeeper.policy.guard import decide_command
+from branchkeeper.policy.command import decide_command
 
 TYPICAL = ["ls -la", "git status", "git log --oneline -5", "npm test && git diff --stat",
            "git commit -m 'fix: use -D flag'", "cat <<EOF\ngit branch -D x\nEOF",

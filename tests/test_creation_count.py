@@ -20,7 +20,7 @@ from branchkeeper.analysis.guard_facts import LeanRefs, read_lean_refs, read_ref
 from branchkeeper.analysis.refs import RefTable, resolve_default_branch
 from branchkeeper.git.locate import locate
 from branchkeeper.model.config import Config
-from branchkeeper.policy.creation_rules import (
+from branchkeeper.policy.creation import (
     MAX_LINES,
     CreationView,
     OpenBranch,

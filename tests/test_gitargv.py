@@ -314,7 +314,7 @@ def test_xargs_worktree_remove_is_dynamic() -> None:
 
 
 # -- overwrites, discards and unread text (issue 5 follow-up) -----------------------------------
-from branchkeeper.policy.decisions import discard, unread_destructive  # noqa: E402
+from branchkeeper.policy.plan import discard, unread_destructive  # noqa: E402
 from branchkeeper.shell.gitargv import overwrites  # noqa: E402
 
 

@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 
 from branchkeeper.git.run import processes_started
+from branchkeeper.policy.command import EvacuationRecord, decide_command, evacuations_in
 from branchkeeper.policy.decide import needs_guard
-from branchkeeper.policy.guard import EvacuationRecord, decide_command, evacuations_in
 from branchkeeper.policy.principle import BRANCH_LIMIT_PRINCIPLE
 from tests.gitrepo import GitRepo
 from tests.guardworld import rel, world  # noqa: F401 (fixture)

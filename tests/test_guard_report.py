@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from branchkeeper.git.run import processes_started
-from branchkeeper.policy.guard import decide_command
+from branchkeeper.policy.command import decide_command
 from branchkeeper.policy.principle import BRANCH_LIMIT_PRINCIPLE
 from tests.gitrepo import GitRepo
 from tests.guardworld import world  # noqa: F401 (fixture)

@@ -13,7 +13,7 @@ import json
 import subprocess
 from typing import Any
 
-from branchkeeper.policy.guard import decide_command
+from branchkeeper.policy.command import decide_command
 from branchkeeper.policy.principle import BRANCH_LIMIT_PRINCIPLE
 from tests.gitrepo import GitRepo
 from tests.hookutil import run_hook

@@ -155,7 +155,7 @@ def test_install_byte_compiles_the_hook_path(repo: GitRepo, tmp_path: Path) -> N
                               cwd=repo.path, capture_output=True, text=True, env=env)
 
     assert install("--dry-run").returncode == 0
-    assert list(prefix.rglob("creation_rules.*.pyc")) == []
+    assert list(prefix.rglob("creation.*.pyc")) == []
     assert install().returncode == 0
-    assert [p.name for p in prefix.rglob("creation_rules.*.pyc")] == [
-        f"creation_rules.{sys.implementation.cache_tag}.pyc"]
+    assert [p.name for p in prefix.rglob("creation.*.pyc")] == [
+        f"creation.{sys.implementation.cache_tag}.pyc"]

@@ -3,7 +3,7 @@
 Issue 5 section 3; first document sections 3 ("one for-each-ref and the cache"), 7 (remote
 deletes judged from local tracking refs, no network), 11 (one containment check batched over
 every tip a command deletes, one ``status`` per worktree named) and 13 (where an evacuation's
-output lands). Nothing here decides; :mod:`branchkeeper.policy.decisions` does.
+output lands). Nothing here decides; the rules in :mod:`branchkeeper.policy` do.
 
 Every git call runs with :data:`GUARD_TIMEOUT_S`. Callers catch
 :class:`~branchkeeper.git.run.GitError` (a timeout is one) and fail the way the rule requires:

@@ -26,11 +26,11 @@ if TYPE_CHECKING:
     from branchkeeper.adapters.claude.wire import HookEvent
     from branchkeeper.git.repo import RepoFacts
     from branchkeeper.model.config import Config
-    from branchkeeper.policy.verdict import Decision
+    from branchkeeper.policy.decision import Decision
 
 _REPOS: dict[str, tuple[RepoFacts, Config]] = {}
 #: The command guard (issue 5): decide_command, decide_creation, evacuations_in.
-GUARD_MODULE = "branchkeeper.policy.guard"
+GUARD_MODULE = "branchkeeper.policy.command"
 _PARSED: dict[tuple[str, str], list[Any]] = {}
 
 
@@ -166,7 +166,7 @@ def bash_verdict(event: HookEvent) -> HookVerdict | None:
     if guard is None:
         return None
     from branchkeeper.errors import NotARepositoryError
-    from branchkeeper.policy.verdict import EvacuationRecord
+    from branchkeeper.policy.decision import EvacuationRecord
 
     records: list[EvacuationRecord] = []
     try:
@@ -319,7 +319,7 @@ def stop_verdict(event: HookEvent) -> HookVerdict | None:
     off, or the yield marker is present."""
     from branchkeeper.analysis.stop_facts import gather_stop_facts
     from branchkeeper.errors import NotARepositoryError
-    from branchkeeper.policy.stop_guard import judge_stop, judged_branches
+    from branchkeeper.policy.stop import judge_stop, judged_branches
     from branchkeeper.state.branch_records import read_records
 
     try:

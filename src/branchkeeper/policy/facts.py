@@ -14,9 +14,7 @@ from branchkeeper.analysis.guard_facts import LeanRefs, load_guard_config, read_
 from branchkeeper.analysis.refs import RefTable
 from branchkeeper.errors import BranchkeeperError
 from branchkeeper.git.locate import Repo, locate
-from branchkeeper.policy.decisions import (
-    under,
-)
+from branchkeeper.policy.plan import under
 from branchkeeper.shell.model import GitInvocation
 
 

@@ -17,17 +17,10 @@ from branchkeeper.analysis.guard_facts import (
     tracked_paths,
 )
 from branchkeeper.errors import BranchkeeperError
-from branchkeeper.policy import removal_rules as rr
-from branchkeeper.policy.decisions import (
-    PAIRED_KINDS,
-    Plan,
-    describe,
-    plan_command,
-    rev_branch_names,
-    under,
-)
-from branchkeeper.policy.guard_context import GuardFacts, GuardRepos, git_failed
-from branchkeeper.policy.verdict import Decision, EvacuationRecord
+from branchkeeper.policy import removal as rr
+from branchkeeper.policy.decision import Decision, EvacuationRecord
+from branchkeeper.policy.facts import GuardFacts, GuardRepos, git_failed
+from branchkeeper.policy.plan import PAIRED_KINDS, Plan, describe, plan_command, rev_branch_names, under
 from branchkeeper.shell.gitargv import Evacuation
 from branchkeeper.shell.model import GitInvocation
 from branchkeeper.shell.parse import parse_command

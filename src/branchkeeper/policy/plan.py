@@ -2,7 +2,7 @@
 
 Pure: :func:`plan_command` sorts a :class:`ParsedCommand` into creations, destructions,
 evacuations and recursive ``rm`` targets, with no git process and no filesystem access. The
-guard (:mod:`branchkeeper.policy.guard`) gathers facts only for what the plan holds, so a
+guard (:mod:`branchkeeper.policy.command`) gathers facts only for what the plan holds, so a
 command with nothing to judge costs no git process at all. The records are NamedTuples, not
 frozen dataclasses: the hook imports this module.
 """

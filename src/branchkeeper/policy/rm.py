@@ -17,16 +17,10 @@ from collections.abc import Sequence
 from branchkeeper.analysis.guard_facts import linked_worktree_paths, read_worktree_contents, unreachable_tips
 from branchkeeper.errors import BranchkeeperError
 from branchkeeper.git.locate import locate
-from branchkeeper.policy import removal_rules as rr
-from branchkeeper.policy.decisions import (
-    Plan,
-    deleted_refs,
-    describe,
-    glob_only,
-    under,
-)
-from branchkeeper.policy.guard_context import GuardRepos, git_failed
-from branchkeeper.policy.verdict import Decision
+from branchkeeper.policy import removal as rr
+from branchkeeper.policy.decision import Decision
+from branchkeeper.policy.facts import GuardRepos, git_failed
+from branchkeeper.policy.plan import Plan, deleted_refs, describe, glob_only, under
 from branchkeeper.shell.model import Invocation
 from branchkeeper.shell.quoting import shell_quote
 

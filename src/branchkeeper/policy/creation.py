@@ -19,8 +19,8 @@ from collections.abc import Callable
 
 from branchkeeper.analysis.guard_facts import LeanRefs
 from branchkeeper.analysis.refs import matches_any
+from branchkeeper.policy.decision import ALLOW, Decision, Verdict, combine
 from branchkeeper.policy.stem import number_tokens, stem
-from branchkeeper.policy.verdict import ALLOW, Decision, Verdict, combine
 from branchkeeper.shell.quoting import git_cmd, shell_quote
 from branchkeeper.state.last_sweep import MAX_AGE_DAYS, LastSweep
 

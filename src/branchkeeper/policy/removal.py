@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from branchkeeper.analysis.guard_facts import WorktreeContents
-from branchkeeper.policy.verdict import ALLOW, Decision, Verdict
+from branchkeeper.policy.decision import ALLOW, Decision, Verdict
 from branchkeeper.shell.quoting import git_cmd, shell_quote
 
 R_BRANCH_FORCE = "R-GIT-BRANCH-FORCE-DELETE"

@@ -38,9 +38,12 @@ from branchkeeper.analysis.guard_facts import (
 )
 from branchkeeper.analysis.refs import matches_any, resolve_default_branch
 from branchkeeper.errors import BranchkeeperError
-from branchkeeper.policy import removal_rules as rr
-from branchkeeper.policy.creation_rules import CreationView, creation_decision
-from branchkeeper.policy.decisions import (
+from branchkeeper.policy import removal as rr
+from branchkeeper.policy.creation import CreationView, creation_decision
+from branchkeeper.policy.decision import ALLOW, Decision, EvacuationRecord, Verdict, combine
+from branchkeeper.policy.evacuation import evacuate_destroy, evacuations_in
+from branchkeeper.policy.facts import GuardFacts, GuardRepos, git_failed
+from branchkeeper.policy.plan import (
     DESTRUCTIVE_SUBCOMMANDS,
     KNOWN_GIT_COMMANDS,
     Plan,
@@ -54,15 +57,7 @@ from branchkeeper.policy.decisions import (
     stash_then_drop,
     unread_destructive,
 )
-from branchkeeper.policy.guard_context import GuardFacts, GuardRepos, git_failed
-from branchkeeper.policy.guard_evacuation import evacuate_destroy, evacuations_in
-from branchkeeper.policy.guard_rm import (
-    expand_rm_globs,
-    rm_decisions,
-    rm_worktrees,
-    unknown_rm,
-)
-from branchkeeper.policy.verdict import ALLOW, Decision, EvacuationRecord, Verdict, combine
+from branchkeeper.policy.rm import expand_rm_globs, rm_decisions, rm_worktrees, unknown_rm
 from branchkeeper.shell.gitargv import Creation, Destruction, config_from_env, writes_git_config
 from branchkeeper.shell.model import GitInvocation, Invocation
 from branchkeeper.shell.parse import git_invocations, parse_command
