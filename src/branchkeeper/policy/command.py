@@ -58,6 +58,7 @@ from branchkeeper.policy.plan import (
     unread_destructive,
 )
 from branchkeeper.policy.rm import expand_rm_globs, rm_decisions, rm_worktrees, unknown_rm
+from branchkeeper.policy.unread import consent_decision, unparsed_decision, unread_decision
 from branchkeeper.shell.gitargv import Creation, Destruction, config_from_env, writes_git_config
 from branchkeeper.shell.model import GitInvocation, Invocation
 from branchkeeper.shell.parse import git_invocations, parse_command
@@ -120,14 +121,14 @@ def _decide_text(command: str, cwd: str, evacuations: Sequence[EvacuationRecord]
                  depth: int) -> Decision:
     try:
         if _CONSENT_FLAG in command:
-            return rr.consent_decision()  # only a person at a terminal consents (no git)
+            return consent_decision()  # only a person at a terminal consents (no git)
         parsed = parse_command(command, cwd=cwd, home=os.environ.get("HOME") or None)
         why = unread_destructive(parsed)
         if why is not None:
-            return rr.unread_decision(why)
+            return unread_decision(why)
         plan = plan_command(parsed)
         gits = git_invocations(parsed)
-        early = [rr.unparsed_decision(f"`{describe(g)}` runs a git alias", why)
+        early = [unparsed_decision(f"`{describe(g)}` runs a git alias", why)
                  for g in gits if (why := inline_alias_problem(g)) is not None]
         early += _aliases(gits, evacuations, depth,  # a git process only for unknown words
                           defined_here=writes_git_config(parsed))
@@ -140,7 +141,7 @@ def _decide_text(command: str, cwd: str, evacuations: Sequence[EvacuationRecord]
             return ALLOW
         return combine([*early, _decide(plan, evacuations, rm_hits, resets)])
     except Exception as exc:  # the guard must never crash the hook; fail closed on destruction
-        return rr.unparsed_decision("The command may delete work",
+        return unparsed_decision("The command may delete work",
                                     f"the guard failed ({type(exc).__name__}: {exc})")
 
 
@@ -157,7 +158,7 @@ def _aliases(gits: Sequence[GitInvocation], evacuations: Sequence[EvacuationReco
                 or "$" in sub:
             continue
         if config_from_env(g) or defined_here:
-            out.append(rr.unparsed_decision(
+            out.append(unparsed_decision(
                 f"`{describe(g)}` runs {shell_quote(sub)}, which is no git command",
                 "the command itself (git config alias.*, a config file it writes), its "
                 "environment (GIT_CONFIG_*, HOME) or --config-env can define it as an alias "
@@ -172,13 +173,13 @@ def _aliases(gits: Sequence[GitInvocation], evacuations: Sequence[EvacuationReco
             continue
         what = f"`{describe(g)}` runs the git alias {shell_quote(sub)}"
         if text.lstrip().startswith("!"):
-            out.append(rr.unparsed_decision(what, "it is a shell alias (`!...`), which the guard "
+            out.append(unparsed_decision(what, "it is a shell alias (`!...`), which the guard "
                                                   "does not follow"))
             continue
         words = shlex.split(text)
         if depth >= _MAX_ALIAS_DEPTH or (g.dynamic and words[:1] and
                                          words[0] in DESTRUCTIVE_SUBCOMMANDS):
-            out.append(rr.unparsed_decision(what, "its arguments or nesting cannot be followed"))
+            out.append(unparsed_decision(what, "its arguments or nesting cannot be followed"))
             continue
         pre = [*(["--git-dir", g.git_dir] if g.git_dir else []),
                *(["--work-tree", g.work_tree] if g.work_tree else []),
@@ -239,11 +240,11 @@ def _destructions(plan: Plan, repos: GuardRepos, unparsed: str) -> list[Decision
         what = f"`{describe(g)}` " + ("overwrites a branch" if d.kind == "branch_overwrite"
                                       else "deletes")
         if unparsed:
-            out.append(rr.unparsed_decision(what, f"the command could not be read in full "
+            out.append(unparsed_decision(what, f"the command could not be read in full "
                                                   f"({unparsed})"))
             continue
         if d.dynamic or d.cwd is None:
-            out.append(rr.unparsed_decision(what, "a name, path, remote or directory comes "
+            out.append(unparsed_decision(what, "a name, path, remote or directory comes "
                                                   "from an expansion the guard cannot know"))
             continue
         facts = repos.of(g.cwd, g)
@@ -257,7 +258,7 @@ def _destructions(plan: Plan, repos: GuardRepos, unparsed: str) -> list[Decision
             out.extend(_judge_destructions(facts, items, [d for d, _ in plan.destructions]))
         except (BranchkeeperError, ValueError) as exc:
             why = git_failed(exc) if isinstance(exc, BranchkeeperError) else str(exc)
-            out.append(rr.unparsed_decision(
+            out.append(unparsed_decision(
                 f"`{describe(items[0][1])}` deletes", f"git could not answer ({why})"))
     return out
 
@@ -335,11 +336,11 @@ def _discards(plan: Plan, repos: GuardRepos, unparsed: str) -> list[Decision]:
     for x, g in plan.discards:
         how = describe(g)
         if unparsed:
-            out.append(rr.unparsed_decision(f"`{how}` discards work", "the command could not be "
+            out.append(unparsed_decision(f"`{how}` discards work", "the command could not be "
                                             f"read in full ({unparsed})"))
             continue
         if g.cwd is None:
-            out.append(rr.unparsed_decision(f"`{how}` discards work", "the directory comes from "
+            out.append(unparsed_decision(f"`{how}` discards work", "the directory comes from "
                                             "an expansion the guard cannot know"))
             continue
         try:
@@ -376,7 +377,7 @@ def _discards(plan: Plan, repos: GuardRepos, unparsed: str) -> list[Decision]:
                                            mode=facts.config.branches.force_removal.mode))
         except (BranchkeeperError, ValueError) as exc:
             why = git_failed(exc) if isinstance(exc, BranchkeeperError) else str(exc)
-            out.append(rr.unparsed_decision(f"`{how}` discards work",
+            out.append(unparsed_decision(f"`{how}` discards work",
                                             f"git could not answer ({why})"))
     return out
 
@@ -404,7 +405,7 @@ def _resets(resets: Sequence[tuple[GitInvocation, str]], repos: GuardRepos) -> l
     for g, rev in resets:
         how = describe(g)
         if g.cwd is None or g.dynamic:
-            out.append(rr.unparsed_decision(f"`{how}` moves the current branch",
+            out.append(unparsed_decision(f"`{how}` moves the current branch",
                                             "the directory or a word comes from an expansion "
                                             "the guard cannot know"))
             continue
@@ -427,7 +428,7 @@ def _resets(resets: Sequence[tuple[GitInvocation, str]], repos: GuardRepos) -> l
                 remote=facts.config.branches.remote, mode=mode, how=how))
         except (BranchkeeperError, ValueError) as exc:
             why = git_failed(exc) if isinstance(exc, BranchkeeperError) else str(exc)
-            out.append(rr.unparsed_decision(f"`{how}` moves the current branch",
+            out.append(unparsed_decision(f"`{how}` moves the current branch",
                                             f"git could not answer ({why})"))
     return out
 

@@ -7,7 +7,7 @@ records are NamedTuples, not frozen dataclasses: the hook imports this module.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from enum import StrEnum
 from typing import Any, NamedTuple
 
@@ -112,3 +112,16 @@ class EvacuationRecord(NamedTuple):
                 or not isinstance(out, str) or not isinstance(cmd, str):
             raise ValueError("evacuation record: bad field types")
         return cls(wt, br, out, cmd)
+
+
+#: Most items a decision's text lists before "... and N more".
+MAX_LISTED = 20
+
+
+def listed(items: Sequence[str]) -> list[str]:
+    """``items`` as the indented list lines of a decision's text, at most :data:`MAX_LISTED`
+    of them and then "... and N more"."""
+    lines = [f"  - {i}" for i in items[:MAX_LISTED]]
+    if len(items) > MAX_LISTED:
+        lines.append(f"  ... and {len(items) - MAX_LISTED} more")
+    return lines

@@ -21,6 +21,7 @@ from branchkeeper.policy import removal as rr
 from branchkeeper.policy.decision import Decision, EvacuationRecord
 from branchkeeper.policy.facts import GuardFacts, GuardRepos, git_failed
 from branchkeeper.policy.plan import PAIRED_KINDS, Plan, describe, plan_command, rev_branch_names, under
+from branchkeeper.policy.unread import unparsed_decision
 from branchkeeper.shell.gitargv import Evacuation
 from branchkeeper.shell.model import GitInvocation
 from branchkeeper.shell.parse import parse_command
@@ -115,7 +116,7 @@ def evacuate_destroy(plan: Plan, repos: GuardRepos, records: Sequence[Evacuation
         found += [(r, True) for r in records]
     except (BranchkeeperError, ValueError) as exc:
         why = git_failed(exc) if isinstance(exc, BranchkeeperError) else str(exc)
-        return [rr.unparsed_decision("The command saves work and destroys a worktree or branch",
+        return [unparsed_decision("The command saves work and destroys a worktree or branch",
                                      f"git could not answer ({why})")]
     out: list[Decision] = []
     for rec, same_turn in found:

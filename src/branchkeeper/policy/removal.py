@@ -2,9 +2,9 @@
 
 Pure functions of facts the guard gathered (see :mod:`branchkeeper.analysis.guard_facts`):
 lossless force removal (``R-GIT-BRANCH-FORCE-DELETE``, ``R-GIT-WORKTREE-REMOVE-FORCE``),
-remote deletes (``R-GIT-PUSH-DELETE-REMOTE``), evacuate-then-destroy
-(``R-GIT-EVACUATE-DESTROY``) and a destructive route the parser could not read
-(``R-GIT-UNPARSED-DESTRUCTIVE``). Every printed name and path is shell-quoted.
+remote deletes (``R-GIT-PUSH-DELETE-REMOTE``) and evacuate-then-destroy
+(``R-GIT-EVACUATE-DESTROY``). A destructive route the parser could not read is
+:mod:`branchkeeper.policy.unread`'s. Every printed name and path is shell-quoted.
 """
 
 from __future__ import annotations
@@ -12,27 +12,15 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from branchkeeper.analysis.guard_facts import WorktreeContents
-from branchkeeper.policy.decision import ALLOW, Decision, Verdict
+from branchkeeper.policy.decision import ALLOW, Decision, Verdict, listed
 from branchkeeper.shell.quoting import git_cmd, shell_quote
 
 R_BRANCH_FORCE = "R-GIT-BRANCH-FORCE-DELETE"
 R_WORKTREE_FORCE = "R-GIT-WORKTREE-REMOVE-FORCE"
 R_PUSH_DELETE = "R-GIT-PUSH-DELETE-REMOTE"
 R_EVACUATE = "R-GIT-EVACUATE-DESTROY"
-R_UNPARSED = "R-GIT-UNPARSED-DESTRUCTIVE"
 R_OVERWRITE = "R-GIT-BRANCH-OVERWRITE"
 R_DISCARD = "R-GIT-DISCARD-CHANGES"
-R_CONSENT = "R-BRANCHKEEPER-CONSENT"
-_MAX = 20
-
-
-def _listed(items: Sequence[str]) -> list[str]:
-    lines = [f"  - {i}" for i in items[:_MAX]]
-    if len(items) > _MAX:
-        lines.append(f"  ... and {len(items) - _MAX} more")
-    return lines
-
-
 def _lost_branches(lost: Sequence[tuple[str, str]]) -> tuple[list[str], str, str]:
     """For a message: each (name, tip) quoted, the first name without ``refs/heads/``, and
     the plural ending of "branch"."""
@@ -55,7 +43,7 @@ def branch_delete_decision(lost: Sequence[tuple[str, str]], *, lost_commits: int
         f"`{how}` would lose work: no other branch, tag or remote-tracking ref contains the "
         f"tip of the branch{plural} below ({lost_commits} commit"
         f"{'s' if lost_commits != 1 else ''} would be reachable from no ref):\n"
-        + "\n".join(_listed(names)),
+        + "\n".join(listed(names)),
         "Keep the work first: merge it into the branch of the lane it serves, or push it ("
         + git_cmd("push", "-u", remote, short) + "). Then `branchkeeper delete -- "
         + shell_quote(short) + "` proves the work is preserved, writes a recovery bundle and "
@@ -77,7 +65,7 @@ def branch_overwrite_decision(lost: Sequence[tuple[str, str]], *, lost_commits: 
         f"`{how}` would overwrite an existing branch and lose work: no other branch, tag or "
         f"remote-tracking ref contains the current tip of the branch{plural} below, and the new "
         f"value does not contain it ({lost_commits} commit{'s' if lost_commits != 1 else ''} "
-        "would be reachable from no ref):\n" + "\n".join(_listed(names)),
+        "would be reachable from no ref):\n" + "\n".join(listed(names)),
         "Keep the work first: push it (" + git_cmd("push", "-u", remote, short) + ") or keep it "
         "on another branch (" + git_cmd("branch", short + "-keep", short) + "); then the "
         "overwrite is allowed. Or use a new branch name instead; or ask a human.")
@@ -96,14 +84,14 @@ def worktree_remove_decision(path: str, *, force: bool, contents: WorktreeConten
     problems: list[str] = []
     if force and contents.dirty:
         problems.append("uncommitted changes or untracked files:")
-        problems += _listed([shell_quote(p) for p in contents.dirty])
+        problems += listed([shell_quote(p) for p in contents.dirty])
     if head_lost:
         problems.append(f"HEAD {head_lost[:10]} is contained in no branch, tag or "
                         "remote-tracking ref (a detached HEAD, or its branch is deleted too)")
     if contents.ignored_blocking:
         problems.append("ignored files that no branches.cleanup_after_merge.regenerable glob "
                         "covers (git worktree remove deletes them, --force or not):")
-        problems += _listed([f"{shell_quote(b.path)} ({b.reason})"
+        problems += listed([f"{shell_quote(b.path)} ({b.reason})"
                              for b in contents.ignored_blocking])
     if not problems:
         return ALLOW
@@ -150,7 +138,7 @@ def remote_delete_decision(remote: str, refused: Sequence[tuple[str, str]],
                    "work is preserved and keeps a recovery bundle.")
     return Decision(Verdict.DENY, R_PUSH_DELETE,
                     f"Deleting on {shell_quote(remote)} is not proven safe:\n"
-                    + "\n".join(_listed(lines)), " ".join(way))
+                    + "\n".join(listed(lines)), " ".join(way))
 
 
 def push_mass_decision(kind: str, remote: str | None) -> Decision:
@@ -184,15 +172,6 @@ def evacuation_decision(evacuated: str, output: str, destroyed: str, *, mode: st
         "finished; or ask a human.")
 
 
-def unparsed_decision(what: str, why: str) -> Decision:
-    """A destructive route whose target cannot be proven (issue 5 section 3): deny, saying why."""
-    return Decision(
-        Verdict.DENY, R_UNPARSED,
-        f"{what}, but the guard cannot tell exactly what it would destroy: {why}.",
-        "Rewrite the command with literal names and paths (no $VAR, $(...), globs, xargs or "
-        "eval), one destructive step per command, so it can be proven; or ask a human.")
-
-
 _DISCARDS = {"reset_hard": "staged or unstaged changes to tracked files",
              "checkout_force": "changes to tracked files", "checkout_paths": "changes to tracked files",
              "restore": "changes to tracked files", "switch_force": "changes to tracked files",
@@ -223,7 +202,7 @@ def discard_decision(kind: str, worktree: str, paths: Sequence[str], *, mode: st
     return Decision(
         Verdict.DENY, R_DISCARD,
         f"`{how}` would discard uncommitted work in {wt} ({what}):\n"
-        + "\n".join(_listed([shell_quote(p) for p in paths])),
+        + "\n".join(listed([shell_quote(p) for p in paths])),
         "Commit the work first (" + git_cmd("-C", worktree, "add", "-A") + " && "
         + git_cmd("-C", worktree, "commit") + ") or stash it ("
         + git_cmd("-C", worktree, "stash", "push", "--include-untracked") + "), then run the "
@@ -242,34 +221,7 @@ def stash_drop_decision(worktree: str, paths: Sequence[str], *, mode: str, how: 
         Verdict.DENY, R_DISCARD,
         f"`{save}` then `{how}` in one command would discard uncommitted work in {wt}: the "
         "stash takes it and the drop leaves it reachable from no ref:\n"
-        + "\n".join(_listed([shell_quote(p) for p in paths])),
+        + "\n".join(listed([shell_quote(p) for p in paths])),
         "Commit the work first (" + git_cmd("-C", worktree, "add", "-A") + " && "
         + git_cmd("-C", worktree, "commit") + "), or keep the stash (drop nothing); or ask a "
         "human.")
-
-
-def consent_decision() -> Decision:
-    """``R-BRANCHKEEPER-CONSENT``: a command that holds ``--allow-unproven`` (issue 5 follow-up).
-    Only a person at a terminal may confirm an unproven delete; an agent that passes the flag,
-    even through ``script``, ``expect`` or a pipe feeding the confirmation, consents for them."""
-    return Decision(
-        Verdict.DENY, R_CONSENT,
-        "The command holds `--allow-unproven`: deleting work that branchkeeper cannot prove "
-        "is preserved needs the consent of a person at a terminal, and an agent may not give "
-        "it (directly, or through `script`, `expect`, a pseudo-terminal or a piped answer).",
-        "Prove the work is preserved instead: merge or push it, then `branchkeeper delete -- "
-        "NAME`. If it is truly unwanted, ask a human to run the delete at their terminal. A "
-        "command that only mentions the flag (a commit message) must not hold it literally: "
-        "write the text to a file (`git commit -F FILE`).")
-
-
-def unread_decision(why: str) -> Decision:
-    """A command the parser could not read in full that may run a destructive git route or
-    ``rm`` it did not read (issue 5 section 3): deny, saying why and what to do instead."""
-    return Decision(
-        Verdict.DENY, R_UNPARSED,
-        f"The guard could not read the whole command ({why}), and the part it could not read "
-        "may run git or rm and destroy work.",
-        "Split it into simple commands and run the git command directly (not through a pipe "
-        "into a shell, eval, a string built at run time, or deep nesting), one destructive "
-        "step per command, so it can be proven; or ask a human.")

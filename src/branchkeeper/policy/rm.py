@@ -21,6 +21,7 @@ from branchkeeper.policy import removal as rr
 from branchkeeper.policy.decision import Decision
 from branchkeeper.policy.facts import GuardRepos, git_failed
 from branchkeeper.policy.plan import Plan, deleted_refs, describe, glob_only, under
+from branchkeeper.policy.unread import unparsed_decision
 from branchkeeper.shell.model import Invocation
 from branchkeeper.shell.quoting import shell_quote
 
@@ -58,7 +59,7 @@ def unknown_rm(unknown: Sequence[tuple[str, Invocation]], cwd: str) -> list[Deci
             scope = inv.found_by
             worktrees = [w for w in worktrees if find_reaches(scope.starts, scope.names, w)]
         if worktrees:
-            out.append(rr.unparsed_decision(
+            out.append(unparsed_decision(
                 f"`{describe(inv)}` deletes {shell_quote(target)} recursively",
                 "the target comes from an expansion (a variable, $(...), braces, a loop, "
                 "xargs, find or an unknown directory), so the guard cannot tell whether it "
@@ -169,6 +170,6 @@ def rm_decisions(plan: Plan, repos: GuardRepos, hits: Sequence[tuple[str, Invoca
                 mode=facts.config.branches.force_removal.mode, spelled=describe(inv)))
         except (BranchkeeperError, ValueError) as exc:
             why = git_failed(exc) if isinstance(exc, BranchkeeperError) else str(exc)
-            out.append(rr.unparsed_decision(f"`{describe(inv)}` deletes the worktree "
+            out.append(unparsed_decision(f"`{describe(inv)}` deletes the worktree "
                                             f"{shell_quote(path)}", f"git could not answer ({why})"))
     return out
