@@ -1,12 +1,9 @@
-"""Evacuate-then-destroy: what a command destroys and the same-command and same-turn
-evacuation records it meets (first document, section 13)."""
+"""Evacuate-then-destroy (``R-GIT-EVACUATE-DESTROY``; first document, section 13): what a
+command destroys, the same-command and same-turn evacuation records it meets, and the deny.
+
+:func:`evacuations_in` also gives the hook the records to keep for the rest of the turn."""
 
 from __future__ import annotations
-
-from typing import TYPE_CHECKING
-
-if TYPE_CHECKING:
-    pass
 
 import os
 import posixpath
@@ -17,8 +14,7 @@ from branchkeeper.analysis.guard_facts import (
     tracked_paths,
 )
 from branchkeeper.errors import BranchkeeperError
-from branchkeeper.policy import removal as rr
-from branchkeeper.policy.decision import Decision, EvacuationRecord
+from branchkeeper.policy.decision import ALLOW, Decision, EvacuationRecord, Verdict
 from branchkeeper.policy.facts import GuardFacts, GuardRepos, git_failed
 from branchkeeper.policy.plan import PAIRED_KINDS, Plan, describe, plan_command, rev_branch_names, under
 from branchkeeper.policy.unread import unparsed_decision
@@ -26,6 +22,25 @@ from branchkeeper.shell.gitargv import Evacuation
 from branchkeeper.shell.model import GitInvocation
 from branchkeeper.shell.parse import parse_command
 from branchkeeper.shell.quoting import shell_quote
+
+R_EVACUATE = "R-GIT-EVACUATE-DESTROY"
+
+
+def evacuation_decision(evacuated: str, output: str, destroyed: str, *, mode: str,
+                        same_turn: bool) -> Decision:
+    """Evacuate then destroy (section 13): work saved as a patch under an ignored, untracked or
+    outside path, and the worktree or branch it came from destroyed, in one command (or one
+    turn when ``same_turn``). ``mode``: ``evacuation.mode`` (block, warn, off)."""
+    if mode == "off":
+        return ALLOW
+    when = "earlier in this turn" if same_turn else "in the same command"
+    return Decision(
+        Verdict.DENY if mode == "block" else Verdict.WARN, R_EVACUATE,
+        f"Evacuate then destroy: the work of {evacuated} was written to {shell_quote(output)} "
+        f"(a path git does not track) {when}, and this command destroys {destroyed}. A patch "
+        "saved where git does not track it is lost work, not a backup.",
+        "Commit the work on the branch of the lane it serves (or push it), then remove what is "
+        "finished; or ask a human.")
 
 
 class DestroyTarget(NamedTuple):
@@ -126,7 +141,7 @@ def evacuate_destroy(plan: Plan, repos: GuardRepos, records: Sequence[Evacuation
             if wt_hit or br_hit:
                 what = (f"worktree {shell_quote(rec.worktree)}" if wt_hit and rec.worktree
                         else f"branch {shell_quote(rec.branch or '')}")
-                out.append(rr.evacuation_decision(what, rec.output, t.text, mode=mode,
+                out.append(evacuation_decision(what, rec.output, t.text, mode=mode,
                                                   same_turn=same_turn))
                 break
     return out[:1] + [d for d in out[1:] if d.reason != out[0].reason]

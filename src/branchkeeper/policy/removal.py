@@ -18,7 +18,6 @@ from branchkeeper.shell.quoting import git_cmd, shell_quote
 R_BRANCH_FORCE = "R-GIT-BRANCH-FORCE-DELETE"
 R_WORKTREE_FORCE = "R-GIT-WORKTREE-REMOVE-FORCE"
 R_PUSH_DELETE = "R-GIT-PUSH-DELETE-REMOTE"
-R_EVACUATE = "R-GIT-EVACUATE-DESTROY"
 R_OVERWRITE = "R-GIT-BRANCH-OVERWRITE"
 R_DISCARD = "R-GIT-DISCARD-CHANGES"
 def _lost_branches(lost: Sequence[tuple[str, str]]) -> tuple[list[str], str, str]:
@@ -153,23 +152,6 @@ def push_mass_decision(kind: str, remote: str | None) -> Decision:
         "Push the branches you mean by name, and delete remote branches one at a time with "
         "`git push <remote> --delete <name>` (each is proven) or `branchkeeper delete --remote "
         "-- <name>`. A mirror push is for a human to run.")
-
-
-def evacuation_decision(evacuated: str, output: str, destroyed: str, *, mode: str,
-                        same_turn: bool) -> Decision:
-    """Evacuate then destroy (section 13): work saved as a patch under an ignored, untracked or
-    outside path, and the worktree or branch it came from destroyed, in one command (or one
-    turn when ``same_turn``). ``mode``: ``evacuation.mode`` (block, warn, off)."""
-    if mode == "off":
-        return ALLOW
-    when = "earlier in this turn" if same_turn else "in the same command"
-    return Decision(
-        Verdict.DENY if mode == "block" else Verdict.WARN, R_EVACUATE,
-        f"Evacuate then destroy: the work of {evacuated} was written to {shell_quote(output)} "
-        f"(a path git does not track) {when}, and this command destroys {destroyed}. A patch "
-        "saved where git does not track it is lost work, not a backup.",
-        "Commit the work on the branch of the lane it serves (or push it), then remove what is "
-        "finished; or ask a human.")
 
 
 _DISCARDS = {"reset_hard": "staged or unstaged changes to tracked files",

@@ -4,11 +4,6 @@ sections 11 and 13)."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
-if TYPE_CHECKING:
-    pass
-
 import fnmatch
 import glob as globlib
 import os
