@@ -27,9 +27,7 @@ from branchkeeper.analysis.guard_facts import (
     GUARD_TIMEOUT_S,
     WorktreeContents,
     current_branch,
-    discardable,
     is_ancestor,
-    is_commitish,
     now,
     read_alias,
     read_tips,
@@ -41,20 +39,18 @@ from branchkeeper.errors import BranchkeeperError
 from branchkeeper.policy import removal as rr
 from branchkeeper.policy.creation import CreationView, creation_decision
 from branchkeeper.policy.decision import ALLOW, Decision, EvacuationRecord, Verdict, combine
+from branchkeeper.policy.discard import discard_decisions
 from branchkeeper.policy.evacuation import evacuate_destroy, evacuations_in
 from branchkeeper.policy.facts import GuardFacts, GuardRepos, git_failed
 from branchkeeper.policy.plan import (
     DESTRUCTIVE_SUBCOMMANDS,
     KNOWN_GIT_COMMANDS,
     Plan,
-    clean_enters_repositories,
     deleted_refs,
     describe,
-    glob_only,
     inline_alias_problem,
     plan_command,
     reset_target,
-    stash_then_drop,
     unread_destructive,
 )
 from branchkeeper.policy.rm import expand_rm_globs, rm_decisions, rm_worktrees, unknown_rm
@@ -202,7 +198,7 @@ def _decide(plan: Plan, records: Sequence[EvacuationRecord],
     out.extend(evacuate_destroy(plan, repos, records))
     out.extend(_destructions(plan, repos, unparsed))
     out.extend(rm_decisions(plan, repos, rm_hits))
-    out.extend(_discards(plan, repos, unparsed))
+    out.extend(discard_decisions(plan, repos, unparsed))
     out.extend(_resets(resets, repos))
     return combine(out)
 
@@ -326,75 +322,6 @@ def _judge_destructions(facts: GuardFacts, items: list[tuple[Destruction, GitInv
         elif d.kind in ("push_mirror", "push_prune"):
             out.append(rr.push_mass_decision(d.kind, d.remote))
     return out
-
-
-def _discards(plan: Plan, repos: GuardRepos, unparsed: str) -> list[Decision]:
-    """``R-GIT-DISCARD-CHANGES``: one ``status`` (or one stash look-up) per discarding git
-    command, in the worktree it acts on."""
-    out: list[Decision] = []
-    saves = {id(drop): (save, u, i) for save, drop, u, i in stash_then_drop(plan)}
-    for x, g in plan.discards:
-        how = describe(g)
-        if unparsed:
-            out.append(unparsed_decision(f"`{how}` discards work", "the command could not be "
-                                            f"read in full ({unparsed})"))
-            continue
-        if g.cwd is None:
-            out.append(unparsed_decision(f"`{how}` discards work", "the directory comes from "
-                                            "an expansion the guard cannot know"))
-            continue
-        try:
-            facts = repos.of(g.cwd, g)
-            if facts is None or facts.config.branches.force_removal.mode == "off":
-                continue
-            where = g.work_tree or facts.repo.toplevel or g.cwd
-            if id(g) in saves and not unparsed:
-                save, u, i = saves[id(g)]
-                stashed = discardable(g.cwd, (), tracked=True, untracked=u, ignored=i,
-                                      git_dir=g.git_dir, work_tree=g.work_tree)
-                if stashed:
-                    out.append(rr.stash_drop_decision(
-                        where, stashed, mode=facts.config.branches.force_removal.mode, how=how,
-                        save=describe(save)))
-                    continue
-            if x.kind == "checkout_maybe_path":
-                op = x.pathspecs[0]
-                if not x.dynamic and not glob_only(op) and not os.path.lexists(
-                        os.path.join(g.work_tree or g.cwd, op)):
-                    continue  # no such path: a branch or commit to switch to (no git process)
-                if not x.dynamic and is_commitish(g.cwd, op, git_dir=g.git_dir):
-                    continue  # switches to a branch or commit: git keeps (or refuses over) edits
-                x = x._replace(kind="checkout_paths")
-            if x.kind.startswith("stash_"):
-                found: Sequence[str] = list(read_tips(facts.repo, ["refs/stash"]))
-            else:
-                found = discardable(g.cwd, () if x.dynamic else x.pathspecs,
-                                    tracked=x.kind != "clean", untracked=x.untracked,
-                                    ignored=x.ignored, git_dir=g.git_dir, work_tree=g.work_tree)
-                if x.kind == "clean" and not clean_enters_repositories(g):
-                    found = [f for f in found if not _only_repositories(os.path.join(where, f))]
-            out.append(rr.discard_decision(x.kind, where, found, how=how, ignored=x.ignored,
-                                           mode=facts.config.branches.force_removal.mode))
-        except (BranchkeeperError, ValueError) as exc:
-            why = git_failed(exc) if isinstance(exc, BranchkeeperError) else str(exc)
-            out.append(unparsed_decision(f"`{how}` discards work",
-                                            f"git could not answer ({why})"))
-    return out
-
-
-def _only_repositories(path: str) -> bool:
-    """True when ``git clean`` (single ``-f``) would delete nothing under ``path``: it is, or
-    holds nothing but, nested repositories or worktrees, which clean skips. Stops at the first
-    other file, so a large ignored tree costs one directory read."""
-    if os.path.lexists(os.path.join(path, ".git")):
-        return True
-    if not os.path.isdir(path) or os.path.islink(path):
-        return False
-    for root, dirs, files in os.walk(path):
-        if files:
-            return False
-        dirs[:] = [d for d in dirs if not os.path.lexists(os.path.join(root, d, ".git"))]
-    return True
 
 
 def _resets(resets: Sequence[tuple[GitInvocation, str]], repos: GuardRepos) -> list[Decision]:

@@ -19,7 +19,6 @@ R_BRANCH_FORCE = "R-GIT-BRANCH-FORCE-DELETE"
 R_WORKTREE_FORCE = "R-GIT-WORKTREE-REMOVE-FORCE"
 R_PUSH_DELETE = "R-GIT-PUSH-DELETE-REMOTE"
 R_OVERWRITE = "R-GIT-BRANCH-OVERWRITE"
-R_DISCARD = "R-GIT-DISCARD-CHANGES"
 def _lost_branches(lost: Sequence[tuple[str, str]]) -> tuple[list[str], str, str]:
     """For a message: each (name, tip) quoted, the first name without ``refs/heads/``, and
     the plural ending of "branch"."""
@@ -152,58 +151,3 @@ def push_mass_decision(kind: str, remote: str | None) -> Decision:
         "Push the branches you mean by name, and delete remote branches one at a time with "
         "`git push <remote> --delete <name>` (each is proven) or `branchkeeper delete --remote "
         "-- <name>`. A mirror push is for a human to run.")
-
-
-_DISCARDS = {"reset_hard": "staged or unstaged changes to tracked files",
-             "checkout_force": "changes to tracked files", "checkout_paths": "changes to tracked files",
-             "restore": "changes to tracked files", "switch_force": "changes to tracked files",
-             "clean": "files git does not track"}  # fmt: skip
-
-
-def discard_decision(kind: str, worktree: str, paths: Sequence[str], *, mode: str, how: str,
-                     ignored: bool = False) -> Decision:
-    """``R-GIT-DISCARD-CHANGES`` (issue 5 section 2): ``reset --hard``, ``checkout -f`` /
-    ``checkout -- <paths>``, ``restore``, ``switch -f``, ``clean -f``, ``stash drop/clear``.
-    ``paths``: what the one ``status`` of ``worktree`` found that the command throws away (for
-    ``stash_*`` kinds: the stash entries, ``["refs/stash"]`` when one exists); empty allows.
-    ``mode``: ``branches.force_removal.mode`` (block | off); ``ignored``: a ``clean -x/-X``."""
-    if not paths or mode == "off":
-        return ALLOW
-    wt = shell_quote(worktree)
-    if kind.startswith("stash_"):
-        return Decision(
-            Verdict.DENY, R_DISCARD,
-            f"`{how}` would delete stashed work: the stash of {wt} holds entries that no branch "
-            "contains, and a dropped stash is reachable from no ref.",
-            "Keep the stashed work first: turn it into a branch (" + git_cmd(
-                "-C", worktree, "stash", "branch", "<name>") + ") and commit or push it, or "
-            "apply it and commit; or ask a human.")
-    what = _DISCARDS.get(kind, "uncommitted work")
-    if kind == "clean" and ignored:
-        what = "files git does not track, ignored ones included"
-    return Decision(
-        Verdict.DENY, R_DISCARD,
-        f"`{how}` would discard uncommitted work in {wt} ({what}):\n"
-        + "\n".join(listed([shell_quote(p) for p in paths])),
-        "Commit the work first (" + git_cmd("-C", worktree, "add", "-A") + " && "
-        + git_cmd("-C", worktree, "commit") + ") or stash it ("
-        + git_cmd("-C", worktree, "stash", "push", "--include-untracked") + "), then run the "
-        "command again; or ask a human.")
-
-
-def stash_drop_decision(worktree: str, paths: Sequence[str], *, mode: str, how: str,
-                        save: str) -> Decision:
-    """A stash save and a ``stash drop``/``clear`` in ONE command (``R-GIT-DISCARD-CHANGES``):
-    ``paths`` are what the one ``status`` of ``worktree`` found for the save to stash (empty
-    allows); ``save`` and ``how`` spell the two steps."""
-    if not paths or mode == "off":
-        return ALLOW
-    wt = shell_quote(worktree)
-    return Decision(
-        Verdict.DENY, R_DISCARD,
-        f"`{save}` then `{how}` in one command would discard uncommitted work in {wt}: the "
-        "stash takes it and the drop leaves it reachable from no ref:\n"
-        + "\n".join(listed([shell_quote(p) for p in paths])),
-        "Commit the work first (" + git_cmd("-C", worktree, "add", "-A") + " && "
-        + git_cmd("-C", worktree, "commit") + "), or keep the stash (drop nothing); or ask a "
-        "human.")
