@@ -28,7 +28,6 @@ from branchkeeper.analysis.guard_facts import (
     WorktreeContents,
     current_branch,
     is_ancestor,
-    now,
     read_alias,
     read_tips,
     read_worktree_contents,
@@ -37,7 +36,7 @@ from branchkeeper.analysis.guard_facts import (
 from branchkeeper.analysis.refs import matches_any, resolve_default_branch
 from branchkeeper.errors import BranchkeeperError
 from branchkeeper.policy import removal as rr
-from branchkeeper.policy.creation import CreationView, creation_decision
+from branchkeeper.policy.creation import decide_creation, judge_creation
 from branchkeeper.policy.decision import ALLOW, Decision, EvacuationRecord, Verdict, combine
 from branchkeeper.policy.discard import discard_decisions
 from branchkeeper.policy.evacuation import evacuate_destroy, evacuations_in
@@ -55,47 +54,13 @@ from branchkeeper.policy.plan import (
 )
 from branchkeeper.policy.rm import expand_rm_globs, rm_decisions, rm_worktrees, unknown_rm
 from branchkeeper.policy.unread import consent_decision, unparsed_decision, unread_decision
-from branchkeeper.shell.gitargv import Creation, Destruction, config_from_env, writes_git_config
+from branchkeeper.shell.gitargv import Destruction, config_from_env, writes_git_config
 from branchkeeper.shell.model import GitInvocation, Invocation
 from branchkeeper.shell.parse import git_invocations, parse_command
 from branchkeeper.shell.quoting import shell_quote
-from branchkeeper.state.last_sweep import read_sweep
 
 __all__ = ["GUARD_TIMEOUT_S", "Decision", "EvacuationRecord", "Verdict", "decide_command",
            "decide_creation", "evacuations_in"]
-
-
-def _creation_view(facts: GuardFacts) -> CreationView:
-    refs = facts.lean()
-    default = resolve_default_branch(facts.config.branches.default, refs)
-    return CreationView(refs, default.name, read_sweep(facts.repo), facts.config, now())
-
-
-#: What reading git's output or the state files can raise besides a BranchkeeperError: a
-#: malformed record (ValueError), a number no computation can use (ArithmeticError), absurd
-#: nesting (RecursionError). A creation decision then allows, saying it could not judge.
-_UNREADABLE = (ValueError, ArithmeticError, RecursionError)
-
-
-def _could_not_judge(why: str) -> Decision:
-    return ALLOW.with_context([f"branchkeeper could not judge this new branch ({why}); the next "
-                               "sweep counts it."])
-
-
-def decide_creation(name: str | None, *, cwd: str, route: str) -> Decision:
-    """Decide a new branch created by the Agent tool's worktree isolation or WorktreeCreate
-    (``route`` names it, e.g. ``"agent"``, ``"worktree_create"``); ``name`` None when the name is
-    not known yet. One ``for-each-ref`` plus the last sweep and the config; never an inventory.
-    Never raises: a git failure or timeout allows with a "could not judge" line."""
-    try:
-        facts = GuardRepos().of(cwd)
-        if facts is None:
-            return ALLOW
-        decision = creation_decision(name, _creation_view(facts))
-    except (BranchkeeperError, *_UNREADABLE) as exc:
-        return _could_not_judge(git_failed(exc) if isinstance(exc, BranchkeeperError)
-                                else str(exc)[:300] or type(exc).__name__)
-    return decision.with_context([facts.config_note] if facts.config_note else [])
 
 
 def decide_command(command: str, *, cwd: str,
@@ -193,7 +158,7 @@ def _decide(plan: Plan, records: Sequence[EvacuationRecord],
     out: list[Decision] = []
     unparsed = plan.parsed.unparsed_reason if plan.parsed.unparsed else ""
     for c, g in plan.creations:
-        out.append(_creation(c, g, repos, unparsed))
+        out.append(judge_creation(c, g, repos, unparsed))
     # the evacuation shape first: its deny names the right move (section 13)
     out.extend(evacuate_destroy(plan, repos, records))
     out.extend(_destructions(plan, repos, unparsed))
@@ -201,30 +166,6 @@ def _decide(plan: Plan, records: Sequence[EvacuationRecord],
     out.extend(discard_decisions(plan, repos, unparsed))
     out.extend(_resets(resets, repos))
     return combine(out)
-
-
-def _creation(c: Creation, g: GitInvocation, repos: GuardRepos, unparsed: str) -> Decision:
-    name, route, start = (c.name if not c.dynamic else None), c.route, c.start
-    if unparsed:
-        return _could_not_judge(f"the command could not be read in full: {unparsed}")
-    try:
-        facts = repos.of(g.cwd, g)
-        if facts is None:
-            return ALLOW if g.cwd else _could_not_judge("the directory is not known")
-        view = _creation_view(facts)
-        if c.force and name is not None and name in view.table.local:
-            return ALLOW  # an overwrite, not a new branch: R-GIT-BRANCH-OVERWRITE judges it
-        if route == "worktree_add_dwim" and name is not None:
-            if start is None and name in view.table.local:
-                return ALLOW  # checks out the existing branch
-            if start is not None and (start in view.table.local or start not in view.table.remote):
-                return ALLOW  # an existing branch, or a commit: no new branch
-        decision = creation_decision(name, view)
-        return decision.with_context([facts.config_note] if facts.config_note else [])
-    except BranchkeeperError as exc:
-        return _could_not_judge(git_failed(exc))
-    except _UNREADABLE as exc:  # a malformed record or state file: a creation fails open
-        return _could_not_judge(str(exc)[:300] or type(exc).__name__)
 
 
 def _destructions(plan: Plan, repos: GuardRepos, unparsed: str) -> list[Decision]:

@@ -1,8 +1,11 @@
 """The creation decision (first document sections 3 and 4; issue 5 section 3, "Creation").
 
-A pure function of a :class:`CreationView` (one ref table, the last sweep, the config, the
-clock): the WIP cap, the dormancy block, the duplicate stem, LOST WORK RISK lines on every
-creation decision and noisy-stage lines on allowed ones.
+:func:`creation_decision` is a pure function of a :class:`CreationView` (one ref table, the
+last sweep, the config, the clock): the WIP cap, the dormancy block, the duplicate stem, LOST
+WORK RISK lines on every creation decision and noisy-stage lines on allowed ones.
+:func:`decide_creation` (the Agent / WorktreeCreate route) and :func:`judge_creation` (a
+creation inside a shell command) gather that view: one ``for-each-ref``, the last sweep and
+the config, never an inventory.
 """
 
 from __future__ import annotations
@@ -10,19 +13,22 @@ from __future__ import annotations
 import fnmatch
 import heapq
 import re
+from collections.abc import Callable
 from typing import TYPE_CHECKING, NamedTuple
+
+from branchkeeper.analysis.guard_facts import LeanRefs, now
+from branchkeeper.analysis.refs import matches_any, resolve_default_branch
+from branchkeeper.errors import BranchkeeperError
+from branchkeeper.policy.decision import ALLOW, Decision, Verdict, combine
+from branchkeeper.policy.facts import GuardFacts, GuardRepos, git_failed
+from branchkeeper.policy.stem import number_tokens, stem
+from branchkeeper.shell.gitargv import Creation
+from branchkeeper.shell.model import GitInvocation
+from branchkeeper.shell.quoting import git_cmd, shell_quote
+from branchkeeper.state.last_sweep import MAX_AGE_DAYS, LastSweep, read_sweep
 
 if TYPE_CHECKING:
     from branchkeeper.model.config import Config
-
-from collections.abc import Callable
-
-from branchkeeper.analysis.guard_facts import LeanRefs
-from branchkeeper.analysis.refs import matches_any
-from branchkeeper.policy.decision import ALLOW, Decision, Verdict, combine
-from branchkeeper.policy.stem import number_tokens, stem
-from branchkeeper.shell.quoting import git_cmd, shell_quote
-from branchkeeper.state.last_sweep import MAX_AGE_DAYS, LastSweep
 
 R_CAP = "R-BRANCH-WIP-CAP"
 R_DORMANCY = "R-BRANCH-DORMANCY-BLOCK"
@@ -320,3 +326,65 @@ def _duplicate(name: str, branches: list[OpenBranch], remote: str) -> Decision |
                     f"{shell_quote(name)} looks like a duplicate of an existing branch:\n"
                     + "\n".join(hits[:MAX_LINES]),
                     "Continue there instead, unless this is really separate work.")
+
+
+def _creation_view(facts: GuardFacts) -> CreationView:
+    refs = facts.lean()
+    default = resolve_default_branch(facts.config.branches.default, refs)
+    return CreationView(refs, default.name, read_sweep(facts.repo), facts.config, now())
+
+
+#: What reading git's output or the state files can raise besides a BranchkeeperError: a
+#: malformed record (ValueError), a number no computation can use (ArithmeticError), absurd
+#: nesting (RecursionError). A creation decision then allows, saying it could not judge.
+_UNREADABLE = (ValueError, ArithmeticError, RecursionError)
+
+
+def _could_not_judge(why: str) -> Decision:
+    return ALLOW.with_context([f"branchkeeper could not judge this new branch ({why}); the next "
+                               "sweep counts it."])
+
+
+def decide_creation(name: str | None, *, cwd: str, route: str) -> Decision:
+    """Decide a new branch created by the Agent tool's worktree isolation or WorktreeCreate
+    (``route`` names it, e.g. ``"agent"``, ``"worktree_create"``); ``name`` None when the name is
+    not known yet. One ``for-each-ref`` plus the last sweep and the config; never an inventory.
+    Never raises: a git failure or timeout allows with a "could not judge" line."""
+    try:
+        facts = GuardRepos().of(cwd)
+        if facts is None:
+            return ALLOW
+        decision = creation_decision(name, _creation_view(facts))
+    except (BranchkeeperError, *_UNREADABLE) as exc:
+        return _could_not_judge(git_failed(exc) if isinstance(exc, BranchkeeperError)
+                                else str(exc)[:300] or type(exc).__name__)
+    return decision.with_context([facts.config_note] if facts.config_note else [])
+
+
+def judge_creation(c: Creation, g: GitInvocation, repos: GuardRepos, unparsed: str) -> Decision:
+    """The creation decision for one creation route of a command (``g`` creates ``c``), in
+    the repository ``g`` acts on; ``unparsed``: why the command could not be read in full
+    ("" when it could). Never raises: a git failure or a malformed state file allows with a
+    "could not judge" line; a forced overwrite of an existing branch is
+    ``R-GIT-BRANCH-OVERWRITE``'s, not a new branch."""
+    name, route, start = (c.name if not c.dynamic else None), c.route, c.start
+    if unparsed:
+        return _could_not_judge(f"the command could not be read in full: {unparsed}")
+    try:
+        facts = repos.of(g.cwd, g)
+        if facts is None:
+            return ALLOW if g.cwd else _could_not_judge("the directory is not known")
+        view = _creation_view(facts)
+        if c.force and name is not None and name in view.table.local:
+            return ALLOW  # an overwrite, not a new branch: R-GIT-BRANCH-OVERWRITE judges it
+        if route == "worktree_add_dwim" and name is not None:
+            if start is None and name in view.table.local:
+                return ALLOW  # checks out the existing branch
+            if start is not None and (start in view.table.local or start not in view.table.remote):
+                return ALLOW  # an existing branch, or a commit: no new branch
+        decision = creation_decision(name, view)
+        return decision.with_context([facts.config_note] if facts.config_note else [])
+    except BranchkeeperError as exc:
+        return _could_not_judge(git_failed(exc))
+    except _UNREADABLE as exc:  # a malformed record or state file: a creation fails open
+        return _could_not_judge(str(exc)[:300] or type(exc).__name__)
