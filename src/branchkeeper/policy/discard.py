@@ -85,11 +85,11 @@ def discard_decisions(plan: Plan, repos: GuardRepos, unparsed: str) -> list[Deci
         how = describe(g)
         if unparsed:
             out.append(unparsed_decision(f"`{how}` discards work", "the command could not be "
-                                            f"read in full ({unparsed})"))
+                                         f"read in full ({unparsed})"))
             continue
         if g.cwd is None:
             out.append(unparsed_decision(f"`{how}` discards work", "the directory comes from "
-                                            "an expansion the guard cannot know"))
+                                         "an expansion the guard cannot know"))
             continue
         try:
             facts = repos.of(g.cwd, g)
@@ -122,11 +122,11 @@ def discard_decisions(plan: Plan, repos: GuardRepos, unparsed: str) -> list[Deci
                 if x.kind == "clean" and not clean_enters_repositories(g):
                     found = [f for f in found if not _only_repositories(os.path.join(where, f))]
             out.append(discard_decision(x.kind, where, found, how=how, ignored=x.ignored,
-                                           mode=facts.config.branches.force_removal.mode))
+                                        mode=facts.config.branches.force_removal.mode))
         except (BranchkeeperError, ValueError) as exc:
             why = git_failed(exc) if isinstance(exc, BranchkeeperError) else str(exc)
             out.append(unparsed_decision(f"`{how}` discards work",
-                                            f"git could not answer ({why})"))
+                                         f"git could not answer ({why})"))
     return out
 
 

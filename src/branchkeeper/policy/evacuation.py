@@ -132,7 +132,7 @@ def evacuate_destroy(plan: Plan, repos: GuardRepos, records: Sequence[Evacuation
     except (BranchkeeperError, ValueError) as exc:
         why = git_failed(exc) if isinstance(exc, BranchkeeperError) else str(exc)
         return [unparsed_decision("The command saves work and destroys a worktree or branch",
-                                     f"git could not answer ({why})")]
+                                  f"git could not answer ({why})")]
     out: list[Decision] = []
     for rec, same_turn in found:
         for t in targets:
@@ -142,7 +142,7 @@ def evacuate_destroy(plan: Plan, repos: GuardRepos, records: Sequence[Evacuation
                 what = (f"worktree {shell_quote(rec.worktree)}" if wt_hit and rec.worktree
                         else f"branch {shell_quote(rec.branch or '')}")
                 out.append(evacuation_decision(what, rec.output, t.text, mode=mode,
-                                                  same_turn=same_turn))
+                                               same_turn=same_turn))
                 break
     return out[:1] + [d for d in out[1:] if d.reason != out[0].reason]
 

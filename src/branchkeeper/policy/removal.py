@@ -1,24 +1,46 @@
 """Destructive-route decisions (first document sections 7, 11, 13; issue 5 section 3).
 
-Pure functions of facts the guard gathered (see :mod:`branchkeeper.analysis.guard_facts`):
-lossless force removal (``R-GIT-BRANCH-FORCE-DELETE``, ``R-GIT-WORKTREE-REMOVE-FORCE``),
-remote deletes (``R-GIT-PUSH-DELETE-REMOTE``) and evacuate-then-destroy
-(``R-GIT-EVACUATE-DESTROY``). A destructive route the parser could not read is
-:mod:`branchkeeper.policy.unread`'s. Every printed name and path is shell-quoted.
+Lossless force removal (``R-GIT-BRANCH-FORCE-DELETE``, ``R-GIT-WORKTREE-REMOVE-FORCE``),
+overwrites of an existing branch and ``reset`` to another commit (``R-GIT-BRANCH-OVERWRITE``)
+and remote deletes (``R-GIT-PUSH-DELETE-REMOTE``). The ``*_decision`` functions are pure
+texts of facts; :func:`destruction_decisions` and :func:`reset_decisions` gather those facts
+with the few bounded git calls of :mod:`branchkeeper.analysis.guard_facts`. A destructive
+route the parser could not read is :mod:`branchkeeper.policy.unread`'s. Every printed name
+and path is shell-quoted.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
-from branchkeeper.analysis.guard_facts import WorktreeContents
+from branchkeeper.analysis.guard_facts import (
+    WorktreeContents,
+    current_branch,
+    is_ancestor,
+    read_tips,
+    read_worktree_contents,
+    unreachable_tips,
+)
+from branchkeeper.analysis.refs import matches_any, resolve_default_branch
+from branchkeeper.errors import BranchkeeperError
 from branchkeeper.policy.decision import ALLOW, Decision, Verdict, listed
+from branchkeeper.policy.facts import GuardFacts, GuardRepos, git_failed
+from branchkeeper.policy.plan import Plan, deleted_refs, describe
+from branchkeeper.policy.unread import unparsed_decision
+from branchkeeper.shell.gitargv import Destruction
+from branchkeeper.shell.model import GitInvocation
 from branchkeeper.shell.quoting import git_cmd, shell_quote
+
+if TYPE_CHECKING:
+    from branchkeeper.git.repo import Worktree
 
 R_BRANCH_FORCE = "R-GIT-BRANCH-FORCE-DELETE"
 R_WORKTREE_FORCE = "R-GIT-WORKTREE-REMOVE-FORCE"
 R_PUSH_DELETE = "R-GIT-PUSH-DELETE-REMOTE"
 R_OVERWRITE = "R-GIT-BRANCH-OVERWRITE"
+
+
 def _lost_branches(lost: Sequence[tuple[str, str]]) -> tuple[list[str], str, str]:
     """For a message: each (name, tip) quoted, the first name without ``refs/heads/``, and
     the plural ending of "branch"."""
@@ -151,3 +173,182 @@ def push_mass_decision(kind: str, remote: str | None) -> Decision:
         "Push the branches you mean by name, and delete remote branches one at a time with "
         "`git push <remote> --delete <name>` (each is proven) or `branchkeeper delete --remote "
         "-- <name>`. A mirror push is for a human to run.")
+
+
+def destruction_decisions(plan: Plan, repos: GuardRepos, unparsed: str) -> list[Decision]:
+    """The destructions of ``plan`` judged per repository (section 11, section 7): force
+    deletes and overwrites of branches (one ``rev-list`` for every tip), worktree removals
+    (one ``worktree list``, one ``status`` each) and remote deletes (tracking refs only, no
+    network). Plain ``branch -d`` is left to git. A name or path from an expansion, an
+    unread command or a git failure is denied as unparsed."""
+    out: list[Decision] = []
+    judged: dict[int, list[tuple[Destruction, GitInvocation]]] = {}
+    for d, g in plan.destructions:
+        if d.kind == "branch_delete":
+            continue  # plain `branch -d`: git's own merged check decides
+        what = f"`{describe(g)}` " + ("overwrites a branch" if d.kind == "branch_overwrite"
+                                      else "deletes")
+        if unparsed:
+            out.append(unparsed_decision(what, f"the command could not be read in full "
+                                               f"({unparsed})"))
+            continue
+        if d.dynamic or d.cwd is None:
+            out.append(unparsed_decision(what, "a name, path, remote or directory comes "
+                                               "from an expansion the guard cannot know"))
+            continue
+        facts = repos.of(g.cwd, g)
+        if facts is None:
+            continue  # not a repository: git refuses on its own
+        judged.setdefault(id(facts), []).append((d, g))
+    for items in judged.values():
+        facts = repos.of(items[0][1].cwd, items[0][1])
+        assert facts is not None
+        try:
+            out.extend(_judge_destructions(facts, items, [d for d, _ in plan.destructions]))
+        except (BranchkeeperError, ValueError) as exc:
+            why = git_failed(exc) if isinstance(exc, BranchkeeperError) else str(exc)
+            out.append(unparsed_decision(
+                f"`{describe(items[0][1])}` deletes", f"git could not answer ({why})"))
+    return out
+
+
+def _judge_destructions(facts: GuardFacts, items: list[tuple[Destruction, GitInvocation]],
+                        every: list[Destruction]) -> list[Decision]:
+    cfg = facts.config.branches
+    out: list[Decision] = []
+    excluded = deleted_refs(every)
+    force_items = [(d, g) for d, g in items if d.kind in ("branch_force_delete",
+                                                         "update_ref_delete", "branch_overwrite")]
+    removes = [(d, g) for d, g in items if d.kind in ("worktree_remove", "worktree_remove_force")]
+    tips: dict[str, str] = {}
+    if force_items:
+        table = facts.table()
+        wanted = [r for d, _ in force_items for r in d.refs]
+        for r in wanted:
+            t = table.tip(r)
+            if t is not None:
+                tips[r] = str(t)
+        # refs/heads is complete in the table: only other refs need a look-up
+        missing = [r for r in wanted if r not in tips and not r.startswith("refs/heads/")]
+        tips.update(read_tips(facts.repo, missing))
+    # worktrees whose HEAD must be proven (force removal of a detached HEAD, or of a branch the
+    # same command deletes)
+    wt_checks: list[tuple[str, bool, Worktree | None]] = []
+    head_tips: dict[str, str] = {}
+    for d, _ in removes:
+        for path in d.targets:
+            wt = facts.worktree_at(path)
+            force = d.kind == "worktree_remove_force"
+            wt_checks.append((path, force, wt))
+            if wt is None or wt.head is None:
+                continue  # without --force git refuses a dirty worktree, not a lost HEAD
+            if wt.detached or (wt.branch and wt.branch in excluded):
+                head_tips[path] = str(wt.head)
+    lost: frozenset[str] = frozenset()
+    count = 0
+    all_tips = [*tips.values(), *head_tips.values()]
+    if all_tips:
+        lost, count = unreachable_tips(facts.repo, all_tips, excluded_refs=excluded)
+    for d, g in force_items:
+        gone = [(r, tips[r]) for r in d.refs if r in tips and tips[r] in lost]
+        if d.kind == "branch_overwrite" and gone and d.new_value and g.cwd \
+                and cfg.force_removal.mode != "off":
+            # the new value keeps the old tip (a fast-forward): nothing is lost
+            gone = [(r, t) for r, t in gone if not is_ancestor(g.cwd, t, d.new_value)]
+        names = [(r[len("refs/heads/"):] if r.startswith("refs/heads/") else r, t)
+                 for r, t in gone]
+        decide = (branch_overwrite_decision if d.kind == "branch_overwrite"
+                  else branch_delete_decision)
+        out.append(decide(names, lost_commits=count, remote=cfg.remote,
+                          mode=cfg.force_removal.mode, how=describe(g)))
+    for path, force, wt in wt_checks:
+        if wt is None or wt.is_main:
+            continue  # git refuses: not a worktree, or the main one
+        contents: WorktreeContents = read_worktree_contents(str(wt.path), facts.config)
+        head = head_tips.get(path)
+        out.append(worktree_remove_decision(
+            path, force=force, contents=contents, head_lost=head if head in lost else None,
+            mode=cfg.force_removal.mode))
+    for d, _ in items:
+        if d.kind == "push_delete":
+            out.append(_remote_delete(facts, d))
+        elif d.kind in ("push_mirror", "push_prune"):
+            out.append(push_mass_decision(d.kind, d.remote))
+    return out
+
+
+def reset_decisions(resets: Sequence[tuple[GitInvocation, str]], repos: GuardRepos
+                    ) -> list[Decision]:
+    """``reset --hard|--keep|--merge|--soft|--mixed <commit>`` moves the current branch of its
+    worktree: judged like ``R-GIT-BRANCH-OVERWRITE`` of that branch (one ``symbolic-ref``, the
+    ref table, one ``rev-list``, one ``merge-base --is-ancestor``) (item 6)."""
+    out: list[Decision] = []
+    for g, rev in resets:
+        how = describe(g)
+        if g.cwd is None or g.dynamic:
+            out.append(unparsed_decision(f"`{how}` moves the current branch",
+                                         "the directory or a word comes from an expansion "
+                                         "the guard cannot know"))
+            continue
+        try:
+            facts = repos.of(g.cwd, g)
+            mode = facts.config.branches.force_removal.mode if facts is not None else "off"
+            if facts is None or mode == "off":
+                continue
+            branch = current_branch(g.cwd, git_dir=g.git_dir, work_tree=g.work_tree)
+            if branch is None:
+                continue  # a detached HEAD: the branch-free commit is the worktree rule's
+            tip = facts.table().tip(branch)
+            if tip is None:
+                continue  # an unborn branch
+            lost, count = unreachable_tips(facts.repo, [str(tip)], excluded_refs=[branch])
+            if not lost or is_ancestor(g.cwd, str(tip), rev):
+                continue
+            out.append(branch_overwrite_decision(
+                [(branch.removeprefix("refs/heads/"), str(tip))], lost_commits=count,
+                remote=facts.config.branches.remote, mode=mode, how=how))
+        except (BranchkeeperError, ValueError) as exc:
+            why = git_failed(exc) if isinstance(exc, BranchkeeperError) else str(exc)
+            out.append(unparsed_decision(f"`{how}` moves the current branch",
+                                         f"git could not answer ({why})"))
+    return out
+
+
+def _remote_delete(facts: GuardFacts, d: Destruction) -> Decision:
+    cfg = facts.config.branches
+    remote = d.remote or cfg.remote
+    if "/" in remote or ":" in remote or remote.startswith("."):
+        return remote_delete_decision(remote, [], [(n, "the remote is a URL or path, so no "
+                                                       "tracking ref can prove it") for n in d.targets])
+    table = facts.table(remote)
+    default = resolve_default_branch(cfg.default, table)
+    head = table.remote_head.removeprefix(f"refs/remotes/{remote}/")
+    refused: list[tuple[str, str]] = []
+    unproven: list[tuple[str, str]] = []
+    tips: dict[str, str] = {}
+    for name in d.targets:
+        if name in (default.name, head):
+            refused.append((name, "is the default branch"))
+        elif matches_any(name, cfg.integration_lines):
+            refused.append((name, "is an integration line (branches.integration_lines)"))
+        elif matches_any(name, cfg.exempt):
+            refused.append((name, "is exempt (branches.exempt)"))
+        elif name in cfg.protected_names:
+            refused.append((name, "is a protected name (branches.protected_names)"))
+        elif name not in table.remote or table.remote[name].oid is None:
+            unproven.append((name, f"no tracking ref {remote}/{name}; run "
+                                   f"`git fetch {shell_quote(remote)}` so it can be proven"))
+        else:
+            tips[name] = str(table.remote[name].oid)
+    targets = [f"refs/remotes/{remote}/{default.name}"] if default.name in table.remote else []
+    targets += [f"refs/remotes/{remote}/{n}" for n in sorted(table.remote)
+                if matches_any(n, cfg.integration_lines)]
+    if tips and not targets:
+        unproven += [(n, "the remote default branch is not resolved") for n in tips]
+    elif tips:
+        lost, _ = unreachable_tips(facts.repo, list(tips.values()), excluded_refs=(),
+                                   not_refs=targets)
+        base = f"{remote}/{default.name}" if default.name else "the default branch"
+        unproven += [(n, f"{remote}/{n} is not an ancestor of {base} or an integration line")
+                     for n, t in tips.items() if t in lost]
+    return remote_delete_decision(remote, refused, unproven)

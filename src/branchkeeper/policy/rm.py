@@ -166,5 +166,5 @@ def rm_decisions(plan: Plan, repos: GuardRepos, hits: Sequence[tuple[str, Invoca
         except (BranchkeeperError, ValueError) as exc:
             why = git_failed(exc) if isinstance(exc, BranchkeeperError) else str(exc)
             out.append(unparsed_decision(f"`{describe(inv)}` deletes the worktree "
-                                            f"{shell_quote(path)}", f"git could not answer ({why})"))
+                                         f"{shell_quote(path)}", f"git could not answer ({why})"))
     return out
