@@ -1,13 +1,17 @@
-"""Run the real ``branchkeeper hook EVENT`` entry point as a subprocess (shared by hook tests)."""
+"""Run the real ``branchkeeper hook EVENT`` entry point as a subprocess, or in this process
+(shared by hook tests)."""
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import subprocess
 import sys
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
+
+import pytest
 
 
 def run_hook(event: str, payload: Any, *, raw: bytes | None = None,
@@ -21,3 +25,26 @@ def run_hook(event: str, payload: Any, *, raw: bytes | None = None,
         full_env.update(env)
     return subprocess.run([sys.executable, "-m", "branchkeeper", "hook", event], input=data,
                           capture_output=True, env=full_env, cwd=cwd or Path("/"), timeout=60)
+
+
+class HookRun(NamedTuple):
+    """What one in-process hook call left: exit status and both streams, as bytes."""
+
+    returncode: int
+    stdout: bytes
+    stderr: bytes
+
+
+def hook_in_process(event: str, payload: Any, *, monkeypatch: pytest.MonkeyPatch,
+                    capsys: pytest.CaptureFixture[str]) -> HookRun:
+    """Run ``branchkeeper hook EVENT`` through the CLI entry point in this process, with
+    ``payload`` (JSON-encoded) on stdin, so a test can monkeypatch what the hook calls."""
+    from branchkeeper.adapters.cli import main
+
+    monkeypatch.delenv("BRANCHKEEPER_DEBUG", raising=False)
+    capsys.readouterr()  # drop anything printed before
+    with monkeypatch.context() as patch:
+        patch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(json.dumps(payload).encode())))
+        code = main(["hook", event])
+    out, err = capsys.readouterr()
+    return HookRun(code, out.encode(), err.encode())

@@ -11,9 +11,11 @@ from pathlib import Path
 
 import pytest
 
+from branchkeeper.adapters.claude.events import needs_guard
 from branchkeeper.git.run import processes_started
-from branchkeeper.policy.command import EvacuationRecord, decide_command, evacuations_in
-from branchkeeper.policy.decide import needs_guard
+from branchkeeper.policy.command import decide_command
+from branchkeeper.policy.decision import EvacuationRecord
+from branchkeeper.policy.evacuation import evacuations_in
 from branchkeeper.policy.principle import BRANCH_LIMIT_PRINCIPLE
 from tests.gitrepo import GitRepo
 from tests.guardworld import rel, world  # noqa: F401 (fixture)
@@ -587,7 +589,7 @@ def test_nested_shells_past_the_walker_depth(world: Path) -> None:
 
 
 def test_hook_fast_path_never_skips_a_judgement(world: Path) -> None:
-    """The hook answers some commands without the guard (``decide.needs_guard`` False); for
+    """The hook answers some commands without the guard (``events.needs_guard`` False); for
     every corpus command the guard refuses, warns on or adds context to, it must not."""
     skipped = []
     for repo, command, _, _ in CASES:

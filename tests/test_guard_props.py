@@ -8,7 +8,8 @@ from pathlib import Path
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from branchkeeper.policy.command import Decision, decide_command
+from branchkeeper.policy.command import decide_command
+from branchkeeper.policy.decision import Decision
 from branchkeeper.shell.parse import git_invocations, parse_command
 from branchkeeper.shell.quoting import shell_quote
 

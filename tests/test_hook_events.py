@@ -1,4 +1,5 @@
-"""End to end: the real ``branchkeeper hook EVENT`` process against real repositories."""
+"""End to end: the real ``branchkeeper hook EVENT`` process against real repositories; where a
+test replaces what the hook decides, the same entry point runs in this process."""
 
 from __future__ import annotations
 
@@ -7,12 +8,15 @@ import subprocess
 import sys
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+from types import SimpleNamespace as V
 
 import pytest
 
+from branchkeeper.adapters.claude import events
+from branchkeeper.adapters.claude.wire import HookEvent
 from branchkeeper.state.session import state_filename
 from tests.gitrepo import GitRepo
-from tests.hookutil import run_hook
+from tests.hookutil import HookRun, hook_in_process, run_hook
 
 
 @pytest.fixture
@@ -58,14 +62,16 @@ def test_unknown_event_fails_open() -> None:
         0, b"", b"branchkeeper hook Bogus: ignored: unknown hook event 'Bogus'\n")
 
 
-def test_internal_error_fails_open_and_is_logged(repo: GitRepo, tmp_path: Path) -> None:
-    plugin = tmp_path / "plug"
-    plugin.mkdir()
-    (plugin / "bad_plugin.py").write_text("def bash_verdict(event):\n    raise KeyError('x')\n")
-    env = {"BRANCHKEEPER_HOOK_PLUGIN": "bad_plugin", "PYTHONPATH": str(plugin)}
+def test_internal_error_fails_open_and_is_logged(repo: GitRepo, monkeypatch: pytest.MonkeyPatch,
+                                                  capsys: pytest.CaptureFixture[str]) -> None:
+    # A guard that raises, compiled under its own file name: the log names where it failed.
+    code: dict[str, object] = {}
+    exec(compile("def bash_verdict(event):\n    raise KeyError('x')\n", "bad_plugin.py", "exec"),
+         code)
+    monkeypatch.setattr(events, "bash_verdict", code["bash_verdict"])
     payload = {"session_id": "s", "cwd": str(repo.path), "tool_name": "Bash",
                "tool_input": {"command": "git status"}}
-    result = run_hook("PreToolUse", payload, env=env)
+    result = hook_in_process("PreToolUse", payload, monkeypatch=monkeypatch, capsys=capsys)
     assert (result.returncode, result.stdout) == (0, b"")
     assert result.stderr.decode().startswith(
         "branchkeeper hook PreToolUse: ignored: internal error: KeyError: 'x' at bad_plugin.py:2")
@@ -73,23 +79,26 @@ def test_internal_error_fails_open_and_is_logged(repo: GitRepo, tmp_path: Path) 
     assert json.loads(log[-1])["message"] == "internal error: KeyError: 'x' at bad_plugin.py:2"
 
 
-def test_plugin_verdicts_map_to_the_wire(repo: GitRepo, tmp_path: Path) -> None:
-    plugin = tmp_path / "plug"
-    plugin.mkdir()
-    (plugin / "fake_plugin.py").write_text(
-        "from types import SimpleNamespace as V\n"
-        "def bash_verdict(event):\n"
-        "    c = event.command\n"
-        "    if 'deny' in c: return V(verdict='deny', reason='over the cap')\n"
-        "    if 'warn' in c: return V(verdict='warn', reason='same stem as x')\n"
-        "    return V(verdict='allow', reason='')\n"
-        "def creation_verdict(name, *, cwd):\n"
-        "    return V(verdict='deny', reason=f'cap reached for {name}')\n")
-    env = {"BRANCHKEEPER_HOOK_PLUGIN": "fake_plugin", "PYTHONPATH": str(plugin)}
+def test_verdicts_map_to_the_wire(repo: GitRepo, monkeypatch: pytest.MonkeyPatch,
+                                  capsys: pytest.CaptureFixture[str]) -> None:
+    def bash_verdict(event: HookEvent) -> V:
+        c = event.command
+        if "deny" in c:
+            return V(verdict="deny", reason="over the cap")
+        if "warn" in c:
+            return V(verdict="warn", reason="same stem as x")
+        return V(verdict="allow", reason="")
 
-    def pre(tool: str, tool_input: dict[str, object]) -> subprocess.CompletedProcess[bytes]:
-        return run_hook("PreToolUse", {"session_id": "s", "cwd": str(repo.path),
-                                       "tool_name": tool, "tool_input": tool_input}, env=env)
+    def creation_verdict(name: str | None, *, cwd: Path) -> V:
+        return V(verdict="deny", reason=f"cap reached for {name}")
+
+    monkeypatch.setattr(events, "bash_verdict", bash_verdict)
+    monkeypatch.setattr(events, "creation_verdict", creation_verdict)
+
+    def pre(tool: str, tool_input: dict[str, object]) -> HookRun:
+        return hook_in_process("PreToolUse", {"session_id": "s", "cwd": str(repo.path),
+                                              "tool_name": tool, "tool_input": tool_input},
+                               monkeypatch=monkeypatch, capsys=capsys)
 
     assert pre("Bash", {"command": "git switch -c deny"}).stdout == (
         b'{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"deny",'
@@ -102,8 +111,8 @@ def test_plugin_verdicts_map_to_the_wire(repo: GitRepo, tmp_path: Path) -> None:
         b'{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"deny",'
         b'"permissionDecisionReason":"cap reached for None"}}')
     assert pre("Agent", {"prompt": "p"}).stdout == b""
-    create = run_hook("WorktreeCreate", {"session_id": "s", "cwd": str(repo.path), "name": "n"},
-                      env=env)
+    create = hook_in_process("WorktreeCreate", {"session_id": "s", "cwd": str(repo.path),
+                                                "name": "n"}, monkeypatch=monkeypatch, capsys=capsys)
     assert (create.returncode, create.stdout, create.stderr) == (
         2, b"", b"cap reached for worktree-n\n")
     assert not (repo.path / ".claude").exists()
@@ -237,22 +246,25 @@ def test_worktree_create_outside_a_repository_aborts(tmp_path: Path) -> None:
                                     b"created: internal error: NotARepositoryError")
 
 
-def test_stop_gives_way_after_three_blocks(repo: GitRepo, tmp_path: Path) -> None:
-    plugin = tmp_path / "plug"
-    plugin.mkdir()
-    (plugin / "stop_plugin.py").write_text(
-        "from types import SimpleNamespace as V\n"
-        "def stop_verdict(event):\n"
-        "    return V(verdict='deny', reason='commit dirty.txt on x')\n"
-        "def abandoned_at_stop(event, verdict):\n"
-        "    open(event.cwd / 'abandoned', 'a').write(event.thread + '\\n')\n")
-    env = {"BRANCHKEEPER_HOOK_PLUGIN": "stop_plugin", "PYTHONPATH": str(plugin)}
+def test_stop_gives_way_after_three_blocks(repo: GitRepo, monkeypatch: pytest.MonkeyPatch,
+                                           capsys: pytest.CaptureFixture[str]) -> None:
+    def stop_verdict(event: HookEvent) -> V:
+        return V(verdict="deny", reason="commit dirty.txt on x")
+
+    def abandoned_at_stop(event: HookEvent, verdict: object) -> None:
+        with open(event.cwd / "abandoned", "a") as handle:
+            handle.write(event.thread + "\n")
+
+    monkeypatch.setattr(events, "stop_verdict", stop_verdict)
+    monkeypatch.setattr(events, "abandoned_at_stop", abandoned_at_stop)
     payload = {"session_id": "s4", "cwd": str(repo.path), "stop_hook_active": False}
-    outs = [run_hook("Stop", payload, env=env).stdout for _ in range(4)]
+    outs = [hook_in_process("Stop", payload, monkeypatch=monkeypatch, capsys=capsys).stdout
+            for _ in range(4)]
     block = b'{"decision":"block","reason":"commit dirty.txt on x"}'
     assert outs == [block, block, block, b""]
     assert (repo.path / "abandoned").read_text() == "s4:\n"
-    sub = run_hook("SubagentStop", {**payload, "agent_id": "a1"}, env=env)
+    sub = hook_in_process("SubagentStop", {**payload, "agent_id": "a1"}, monkeypatch=monkeypatch,
+                          capsys=capsys)
     assert sub.stdout == block
     assert _state(repo, "s4")["stop_blocks"] == {"agent:a1": 1}
 

@@ -11,8 +11,9 @@ reasons as context. The Agent / WorktreeCreate route is
 from :func:`branchkeeper.policy.evacuation.evacuations_in`.
 
 A command with no git creation, destruction or evacuation returns ALLOW without starting any
-git process. Every git call is bounded (:data:`GUARD_TIMEOUT_S`); a failure allows a creation
-with a "could not judge" line and denies a destruction that cannot be proven, saying why.
+git process. Every git call is bounded
+(:data:`~branchkeeper.analysis.guard_facts.GUARD_TIMEOUT_S`); a failure allows a creation with
+a "could not judge" line and denies a destruction that cannot be proven, saying why.
 """
 
 from __future__ import annotations
@@ -22,14 +23,13 @@ import shlex
 from collections.abc import Sequence
 
 from branchkeeper.analysis.guard_facts import (
-    GUARD_TIMEOUT_S,
     read_alias,
 )
 from branchkeeper.errors import BranchkeeperError
-from branchkeeper.policy.creation import decide_creation, judge_creation
-from branchkeeper.policy.decision import ALLOW, Decision, EvacuationRecord, Verdict, combine
+from branchkeeper.policy.creation import judge_creation
+from branchkeeper.policy.decision import ALLOW, Decision, EvacuationRecord, combine
 from branchkeeper.policy.discard import discard_decisions
-from branchkeeper.policy.evacuation import evacuate_destroy, evacuations_in
+from branchkeeper.policy.evacuation import evacuate_destroy
 from branchkeeper.policy.facts import GuardRepos
 from branchkeeper.policy.plan import (
     DESTRUCTIVE_SUBCOMMANDS,
@@ -48,9 +48,6 @@ from branchkeeper.shell.gitargv import config_from_env, writes_git_config
 from branchkeeper.shell.model import GitInvocation, Invocation
 from branchkeeper.shell.parse import git_invocations, parse_command
 from branchkeeper.shell.quoting import shell_quote
-
-__all__ = ["GUARD_TIMEOUT_S", "Decision", "EvacuationRecord", "Verdict", "decide_command",
-           "decide_creation", "evacuations_in"]
 
 
 def decide_command(command: str, *, cwd: str,

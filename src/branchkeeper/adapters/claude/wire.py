@@ -283,8 +283,9 @@ def worktree_refused(reason: str) -> HookResponse:
 
 
 # -- reading a Bash command cheaply ---------------------------------------------------------------
-# A stand-in until the tree-sitter parser of the command guard is wired in (the hook prefers the
-# plug-in ``git_invocations`` when it exists). It only ever feeds records, never a deny.
+# A shlex stand-in for the tree-sitter reader, from before the guard existed. The hook no longer
+# calls it (it reads commands through ``events.git_invocations``); it only ever fed records,
+# never a deny.
 
 _SEPARATORS = frozenset({";", "&&", "||", "|", "&", "(", ")", ";;", "|&", "{", "}"})
 _GIT_VALUE_OPTS = frozenset({"-C", "-c", "--git-dir", "--work-tree", "--namespace",

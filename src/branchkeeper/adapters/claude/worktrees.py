@@ -8,9 +8,10 @@ creation. The same name again is idempotent: an existing worktree at that path i
 without being counted or judged.
 
 WorktreeRemove has no decision output: we map the path to its branch, remove the worktree
-without ``--force`` (with it only when the plug-in's force-removal proof passes), never delete a
-directory by hand, and delete the branch only through the plug-in's ``delete_if_proven`` when
-its creator route is ``worktree_create``.
+without ``--force`` (with it only when :func:`~branchkeeper.adapters.claude.events.force_removal_safe`
+proves it safe), never delete a directory by hand, and delete the branch only through
+:func:`~branchkeeper.adapters.claude.events.delete_if_proven` when its creator route is
+``worktree_create``.
 """
 
 from __future__ import annotations
@@ -20,9 +21,8 @@ import re
 import shlex
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
-from branchkeeper.adapters.claude import wire
+from branchkeeper.adapters.claude import events, wire
 from branchkeeper.adapters.claude.wire import HookEvent, HookResponse
 from branchkeeper.git.repo import Worktree, list_worktrees, repo_facts
 from branchkeeper.git.run import run_git
@@ -34,7 +34,6 @@ _NAME = re.compile(r"\A[A-Za-z0-9_][A-Za-z0-9._-]{0,99}\Z")
 WORKTREES_DIR = Path(".claude") / "worktrees"
 EXCLUDE_LINE = "/.claude/worktrees/"
 
-Plugin = Callable[[str], Callable[..., Any] | None]
 Log = Callable[[str], None]
 
 
@@ -70,12 +69,13 @@ def _exclude(common_dir: Path) -> None:
         pass
 
 
-def create_worktree(event: HookEvent, *, plugin: Plugin, log: Log) -> HookResponse:
+def create_worktree(event: HookEvent, *, log: Log) -> HookResponse:
     """Handle WorktreeCreate; see the module docstring.
 
-    Returns the path response (exit 0), a refusal (exit 2, reason on stderr) when the plug-in's
-    ``creation_verdict`` denies, or an error response (exit 1) for an unusable name or a path
-    that exists and is not a worktree. Git failures raise (the hook exits 1).
+    Returns the path response (exit 0), a refusal (exit 2, reason on stderr) when
+    :func:`~branchkeeper.adapters.claude.events.creation_verdict` denies, or an error response
+    (exit 1) for an unusable name or a path that exists and is not a worktree. Git failures
+    raise (the hook exits 1).
     """
     name = event.name
     if not valid_name(name):
@@ -96,16 +96,14 @@ def create_worktree(event: HookEvent, *, plugin: Plugin, log: Log) -> HookRespon
             f"branchkeeper: {path} exists and is not a worktree of this repository; "
             "not touching it"))
     note = ""
-    decide = plugin("creation_verdict")
-    if decide is not None:
-        verdict = decide(branch, cwd=top)
-        kind = str(getattr(getattr(verdict, "verdict", ""), "value",
-                           getattr(verdict, "verdict", ""))).lower() if verdict else ""
-        reason = str(getattr(verdict, "reason", "") or "") if verdict else ""
-        if kind == "deny":
-            return wire.worktree_refused(reason or f"branchkeeper: creating {branch} was refused")
-        if kind == "warn" and reason:
-            note = reason
+    verdict = events.creation_verdict(branch, cwd=top)
+    kind = str(getattr(getattr(verdict, "verdict", ""), "value",
+                       getattr(verdict, "verdict", ""))).lower() if verdict else ""
+    reason = str(getattr(verdict, "reason", "") or "") if verdict else ""
+    if kind == "deny":
+        return wire.worktree_refused(reason or f"branchkeeper: creating {branch} was refused")
+    if kind == "warn" and reason:
+        note = reason
     created = not records.branch_exists(top, branch)
     if created and run_git(["rev-parse", "--verify", "-q", "HEAD^{commit}"], cwd=top,
                            check=False).returncode != 0:
@@ -169,7 +167,7 @@ def _pin_unreferenced_head(wt: Worktree, where: Path, common_dir: Path, log: Log
     return ok
 
 
-def remove_worktree(event: HookEvent, *, plugin: Plugin, log: Log) -> HookResponse:
+def remove_worktree(event: HookEvent, *, log: Log) -> HookResponse:
     """Handle WorktreeRemove; see the module docstring. Always exits 0; a refusal by git is
     reported on stderr and in the log, and the worktree is kept."""
     target = Path(event.worktree_path)
@@ -182,8 +180,7 @@ def remove_worktree(event: HookEvent, *, plugin: Plugin, log: Log) -> HookRespon
         return wire.quiet()
     main = worktrees[0]
     where = facts.common_dir if main.bare else main.path
-    safe = plugin("force_removal_safe")
-    force = bool(safe(match.path, cwd=where)) if safe is not None else False
+    force = bool(events.force_removal_safe(match.path, cwd=where))
     pinned = _pin_unreferenced_head(match, where, facts.common_dir, log)
     if pinned is False:
         message = (f"branchkeeper: kept worktree {match.path}: its detached HEAD is in no ref "
@@ -206,8 +203,5 @@ def remove_worktree(event: HookEvent, *, plugin: Plugin, log: Log) -> HookRespon
     record = records.read_records(where).get(branch)
     if record is None or record.route != records.ROUTE_WORKTREE_CREATE:
         return wire.quiet()
-    delete = plugin("delete_if_proven")
-    if delete is None:
-        return wire.quiet()
-    note = delete(branch, cwd=where)
+    note = events.delete_if_proven(branch, cwd=where)
     return HookResponse(stderr=str(note)) if note else wire.quiet()

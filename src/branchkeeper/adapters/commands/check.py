@@ -45,7 +45,8 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
 
 def run(args: argparse.Namespace) -> int:
     """Decide and print; return 0 allow, 1 warn, 2 deny."""
-    from branchkeeper.policy.command import decide_command, decide_creation
+    from branchkeeper.policy.command import decide_command
+    from branchkeeper.policy.creation import decide_creation
 
     base = args.cwd or getattr(args, "directory", None) or os.getcwd()
     cwd = os.path.abspath(base)

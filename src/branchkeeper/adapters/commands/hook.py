@@ -11,24 +11,22 @@ the agent), one line on stderr, and one line in ``<common git dir>/branchkeeper/
 creation is our job there, so an error exits 1 with the reason on stderr and Claude Code aborts
 the creation.
 
-Plug-in points. Decisions come from the policy layer through the module named by
-:data:`PLUGIN_MODULE` (``branchkeeper.policy.decide``; the environment variable
-``BRANCHKEEPER_HOOK_PLUGIN`` names another, for tests). Every function is optional; a missing
-module or function means "nothing to say". A *verdict* is ``None`` or an object with
-``verdict`` (``allow|warn|ask|deny``, a string or an Enum of strings), ``reason`` (str) and
-optionally ``context`` (str).
+Decisions come from :mod:`branchkeeper.adapters.claude.events`, imported inside the handler
+that needs it (it imports only the standard library itself). A *verdict* is ``None`` or an
+object with ``verdict`` (``allow|warn|ask|deny``, a string or an Enum of strings), ``reason``
+(str) and optionally ``context`` (str):
 
-- ``bash_verdict(event) -> verdict``: PreToolUse on Bash (the command guard);
-- ``creation_verdict(new_name: str | None, *, cwd: Path) -> verdict``: PreToolUse on Agent/Task
-  with ``isolation: "worktree"`` (name None) and WorktreeCreate (``worktree-<name>``);
+- ``bash_verdict(event)``: PreToolUse on Bash (the command guard);
+- ``creation_verdict(new_name: str | None, *, cwd: Path)``: PreToolUse on Agent/Task with
+  ``isolation: "worktree"`` (name None) and WorktreeCreate (``worktree-<name>``);
 - ``git_invocations(command) -> list[list[str]]`` and ``created_branches(command) -> list[str]``:
-  the tree-sitter parser, replacing the cheap readers in ``wire``;
+  the tree-sitter parser;
 - ``post_tool_use_context(event) -> str | None`` (cleanup after merge) and
   ``evacuations(event) -> list[dict]`` (stored for the same-turn rule);
 - ``session_start_context(event) -> str | None``;
-- ``stop_verdict(event) -> verdict`` (deny = block) and ``abandoned_at_stop(event, verdict)``;
-- ``force_removal_safe(path: Path, *, cwd: Path) -> bool`` and
-  ``delete_if_proven(branch: str, *, cwd: Path) -> str | None`` (WorktreeRemove).
+- ``stop_verdict(event)`` (deny = block) and ``abandoned_at_stop(event, verdict)``;
+- ``force_removal_safe(path, *, cwd) -> bool`` and ``delete_if_proven(branch, *, cwd)``
+  (WorktreeRemove, through :mod:`branchkeeper.adapters.claude.worktrees`).
 """
 
 from __future__ import annotations
@@ -48,7 +46,6 @@ if TYPE_CHECKING:
 
     from branchkeeper.state.session import SessionStore
 
-PLUGIN_MODULE = os.environ.get("BRANCHKEEPER_HOOK_PLUGIN") or "branchkeeper.policy.decide"
 LOG_NAME = "hook.log"
 LOG_MAX_BYTES = 1024 * 1024
 #: Stop blocks in a row after which the guard gives way (section 6).
@@ -61,20 +58,6 @@ _COMMON: dict[str, Path | None] = {}
 
 
 # -- plumbing -------------------------------------------------------------------------------------
-def _plugin(name: str) -> Callable[..., Any] | None:
-    """The plug-in function ``name``, or None when the module or the function is absent."""
-    import importlib
-
-    try:
-        module = importlib.import_module(PLUGIN_MODULE)
-    except ModuleNotFoundError as exc:
-        if exc.name and PLUGIN_MODULE.startswith(exc.name):
-            return None
-        raise
-    fn = getattr(module, name, None)
-    return fn if callable(fn) else None
-
-
 def _common_dir(where: Path) -> Path | None:
     """The common git dir of the repository at ``where``, or None outside a repository."""
     key = str(where)
@@ -134,7 +117,7 @@ def _flush_problems(store: SessionStore, event: HookEvent) -> None:
 
 
 def _verdict(obj: Any) -> tuple[str, str, str]:
-    """(kind, reason, context) of a plug-in verdict; kind is "" for None."""
+    """(kind, reason, context) of a verdict; kind is "" for None."""
     if obj is None:
         return "", "", ""
     kind = getattr(obj, "verdict", "")
@@ -156,11 +139,13 @@ def handle_pre_tool_use(event: HookEvent) -> HookResponse:
     """Bash: the command guard's verdict. Agent/Task with worktree isolation: the creation
     verdict. Never answers ``allow`` (that would skip the user's permission prompt)."""
     if event.tool_name == "Bash":
-        fn = _plugin("bash_verdict")
-        return _pre_answer(fn(event)) if fn else wire.quiet()
+        from branchkeeper.adapters.claude import events
+
+        return _pre_answer(events.bash_verdict(event))
     if event.tool_name in ("Agent", "Task") and event.tool_input.get("isolation") == "worktree":
-        fn = _plugin("creation_verdict")
-        return _pre_answer(fn(None, cwd=event.cwd)) if fn else wire.quiet()
+        from branchkeeper.adapters.claude import events
+
+        return _pre_answer(events.creation_verdict(None, cwd=event.cwd))
     return wire.quiet()
 
 
@@ -216,19 +201,19 @@ def _existing_dir(path: Path) -> Path | None:
 
 
 def handle_post_tool_use(event: HookEvent) -> HookResponse:
-    """Creator records, touch records, evacuation records, and the plug-in's context."""
+    """Creator records, touch records, evacuation records, and cleanup after merge."""
     if not _succeeded(event):
         return wire.quiet()
+    from branchkeeper.adapters.claude import events
+
     if event.tool_name == "Bash":
         command = event.command
-        reader = _plugin("git_invocations")
-        calls = reader(command) if reader else wire.git_invocations(command)
+        calls = events.git_invocations(command)
         common = _common_dir(event.cwd) if calls else None
         if common is not None:
             from branchkeeper.state import branch_records as records
 
-            creator = _plugin("created_branches")
-            names = creator(command, cwd=event.cwd) if creator else wire.created_branches(calls)
+            names = events.created_branches(command, cwd=event.cwd)
             for name in dict.fromkeys(names):
                 records.write_creator(event.cwd, name, session_id=event.session_id,
                                       agent_id=event.agent_id, route=records.ROUTE_BASH)
@@ -243,8 +228,7 @@ def handle_post_tool_use(event: HookEvent) -> HookResponse:
             common = _common_dir(where) if where is not None else None
             if where is not None and common is not None:
                 _touch(event, where, common)
-    evacuations = _plugin("evacuations")
-    found = evacuations(event) if evacuations else None
+    found = events.evacuations(event)
     if found:
         common = _common_dir(event.cwd)
         if common is not None:
@@ -253,8 +237,7 @@ def handle_post_tool_use(event: HookEvent) -> HookResponse:
                 for record in found:
                     state.add_evacuation(event.agent_id, dict(record))
             _flush_problems(store, event)
-    context_fn = _plugin("post_tool_use_context")
-    return wire.context("PostToolUse", (context_fn(event) if context_fn else None) or "")
+    return wire.context("PostToolUse", events.post_tool_use_context(event) or "")
 
 
 def handle_user_prompt_submit(event: HookEvent) -> HookResponse:
@@ -269,17 +252,20 @@ def handle_user_prompt_submit(event: HookEvent) -> HookResponse:
 
 
 def handle_session_start(event: HookEvent) -> HookResponse:
-    """The sweep summary from the plug-in, as SessionStart ``additionalContext``."""
-    fn = _plugin("session_start_context")
-    return wire.context("SessionStart", (fn(event) if fn else None) or "")
+    """The sweep summary, as SessionStart ``additionalContext``."""
+    from branchkeeper.adapters.claude import events
+
+    return wire.context("SessionStart", events.session_start_context(event) or "")
 
 
 def handle_stop(event: HookEvent) -> HookResponse:
-    """Stop and SubagentStop: block with the plug-in's reason, giving way after the verdict's
-    ``max_blocks`` (default :data:`MAX_STOP_BLOCKS`) blocks in a row (then ``abandoned_at_stop``
-    is told). A warn verdict, or an allow with context, is a non-blocking ``systemMessage``."""
-    fn = _plugin("stop_verdict")
-    verdict = fn(event) if fn else None
+    """Stop and SubagentStop: block with the Stop guard's reason, giving way after the
+    verdict's ``max_blocks`` (default :data:`MAX_STOP_BLOCKS`) blocks in a row (then
+    ``abandoned_at_stop`` records the branches). A warn verdict, or an allow with context, is a
+    non-blocking ``systemMessage``."""
+    from branchkeeper.adapters.claude import events
+
+    verdict = events.stop_verdict(event)
     kind, reason, context = _verdict(verdict)
     max_blocks = getattr(verdict, "max_blocks", MAX_STOP_BLOCKS)
     common = _common_dir(event.cwd)
@@ -306,9 +292,7 @@ def handle_stop(event: HookEvent) -> HookResponse:
     _flush_problems(store, event)
     if give_way:
         _log(event.cwd, event.event, f"gave way after {max_blocks} blocks: {reason[:500]}")
-        abandoned = _plugin("abandoned_at_stop")
-        if abandoned:
-            abandoned(event, verdict)
+        events.abandoned_at_stop(event, verdict)
         return wire.quiet()
     return wire.stop_block(reason)
 
@@ -322,14 +306,14 @@ def handle_worktree_create(event: HookEvent) -> HookResponse:
     """Create ``<project>/.claude/worktrees/<name>`` on ``worktree-<name>`` (see worktrees)."""
     from branchkeeper.adapters.claude.worktrees import create_worktree
 
-    return create_worktree(event, plugin=_plugin, log=lambda m: _log(event.cwd, event.event, m))
+    return create_worktree(event, log=lambda m: _log(event.cwd, event.event, m))
 
 
 def handle_worktree_remove(event: HookEvent) -> HookResponse:
     """Remove the worktree without force (unless proven safe); no decision output."""
     from branchkeeper.adapters.claude.worktrees import remove_worktree
 
-    return remove_worktree(event, plugin=_plugin, log=lambda m: _log(event.cwd, event.event, m))
+    return remove_worktree(event, log=lambda m: _log(event.cwd, event.event, m))
 
 
 HANDLERS: dict[str, Callable[[HookEvent], HookResponse]] = {

@@ -1,8 +1,9 @@
-"""The hook's plug-in functions (issue 6, section 1): each Claude Code event mapped onto the
-guards, the records, cleanup after merge and the summaries.
+"""Claude Code's hook events mapped onto the guards, the records, cleanup after merge and the
+summaries (issue 6, section 1). :mod:`branchkeeper.adapters.commands.hook` calls these.
 
-``branchkeeper hook`` imports this module on every call, so its module-level imports are the
-standard library only; every heavier module is imported inside the function that needs it.
+``branchkeeper hook`` imports this module on every guarded tool call, so its module-level
+imports are the standard library only; every heavier module is imported inside the function
+that needs it.
 
 Fast path: a Bash command whose text mentions neither ``git`` nor ``rm`` cannot create, delete,
 evacuate or destroy anything the guards judge, so :func:`bash_verdict`, :func:`evacuations`,
@@ -29,8 +30,6 @@ if TYPE_CHECKING:
     from branchkeeper.policy.decision import Decision
 
 _REPOS: dict[str, tuple[RepoFacts, Config]] = {}
-#: The command guard (issue 5): decide_command, decide_creation, evacuations_in.
-GUARD_MODULE = "branchkeeper.policy.command"
 _PARSED: dict[tuple[str, str], list[Any]] = {}
 
 
@@ -126,18 +125,6 @@ def _repo(cwd: Path) -> tuple[RepoFacts, Config]:
     return _REPOS[key]
 
 
-def _guard() -> Any:
-    """The command guard module, or None while it is not installed."""
-    import importlib
-
-    try:
-        return importlib.import_module(GUARD_MODULE)
-    except ModuleNotFoundError as exc:
-        if exc.name == GUARD_MODULE:
-            return None
-        raise
-
-
 def _from_decision(d: Decision) -> HookVerdict | None:
     kind = str(getattr(d.verdict, "value", d.verdict)).lower()
     if kind == "deny":
@@ -156,16 +143,14 @@ def _session(event: HookEvent) -> Any:
 
 # -- PreToolUse -----------------------------------------------------------------------------------
 def bash_verdict(event: HookEvent) -> HookVerdict | None:
-    """PreToolUse on Bash: ``guard.decide_command`` with the current turn's evacuation records
-    (section 13, same turn). DENY -> deny with the full text; WARN -> context only; ALLOW with
-    context lines -> context; plain allow -> None (quiet)."""
+    """PreToolUse on Bash: :func:`branchkeeper.policy.command.decide_command` with the current
+    turn's evacuation records (section 13, same turn). DENY -> deny with the full text; WARN ->
+    context only; ALLOW with context lines -> context; plain allow -> None (quiet)."""
     command = event.command
     if not needs_guard(command, cwd=event.cwd_text):
         return None
-    guard = _guard()
-    if guard is None:
-        return None
     from branchkeeper.errors import NotARepositoryError
+    from branchkeeper.policy.command import decide_command
     from branchkeeper.policy.decision import EvacuationRecord
 
     records: list[EvacuationRecord] = []
@@ -178,18 +163,17 @@ def bash_verdict(event: HookEvent) -> HookVerdict | None:
             records.append(EvacuationRecord.from_json(item))
         except ValueError:
             continue
-    return _from_decision(guard.decide_command(command, cwd=event.cwd_text,
-                                               evacuations=tuple(records)))
+    return _from_decision(decide_command(command, cwd=event.cwd_text,
+                                         evacuations=tuple(records)))
 
 
 def creation_verdict(name: str | None, *, cwd: Path) -> HookVerdict | None:
     """The creation guard for the Agent route (``name`` None) and WorktreeCreate
     (``worktree-<name>``), section 3."""
-    guard = _guard()
-    if guard is None:
-        return None
+    from branchkeeper.policy.creation import decide_creation
+
     route = "agent" if name is None else "worktree_create"
-    return _from_decision(guard.decide_creation(name, cwd=str(cwd), route=route))
+    return _from_decision(decide_creation(name, cwd=str(cwd), route=route))
 
 
 # -- PostToolUse ----------------------------------------------------------------------------------
@@ -249,10 +233,9 @@ def evacuations(event: HookEvent) -> list[dict[str, Any]]:
 
     if not any(evacuation(g) is not None for g in _parsed_git(command, event.cwd_text)):
         return []  # nothing to record: spare the guard's imports
-    guard = _guard()
-    if guard is None or not hasattr(guard, "evacuations_in"):
-        return []
-    found = guard.evacuations_in(command, cwd=event.cwd_text)
+    from branchkeeper.policy.evacuation import evacuations_in
+
+    found = evacuations_in(command, cwd=event.cwd_text)
     return [r.to_json() for r in found]
 
 
