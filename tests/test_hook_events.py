@@ -269,6 +269,34 @@ def test_stop_gives_way_after_three_blocks(repo: GitRepo, monkeypatch: pytest.Mo
     assert _state(repo, "s4")["stop_blocks"] == {"agent:a1": 1}
 
 
+#: What the hook imports of its own to answer a command that can touch no git and no rm.
+PLAIN_COMMAND_MODULES = [
+    "branchkeeper", "branchkeeper.adapters", "branchkeeper.adapters.claude",
+    "branchkeeper.adapters.claude.events", "branchkeeper.adapters.claude.wire",
+    "branchkeeper.adapters.cli", "branchkeeper.adapters.commands",
+    "branchkeeper.adapters.commands.hook"]
+_LIST_IMPORTS = (
+    "import json, sys\n"
+    "before = set(sys.modules)\n"
+    "from branchkeeper.adapters.cli import main\n"
+    "code = main(['hook', 'PreToolUse'])\n"
+    "print(json.dumps([code, sorted(set(sys.modules) - before)]), file=sys.stderr)\n")
+
+
+def test_plain_command_imports_stay_lean(tmp_path: Path) -> None:
+    """The hook runs before every tool call: ``ls -la`` loads the hook's own few modules and no
+    parser, config model, renderer, pathlib or importlib (docs/claude-code-hooks.md, Speed)."""
+    payload = {"session_id": "s", "cwd": str(tmp_path), "tool_name": "Bash",
+               "tool_input": {"command": "ls -la"}}
+    proc = subprocess.run([sys.executable, "-c", _LIST_IMPORTS], input=json.dumps(payload).encode(),
+                          capture_output=True, check=True, timeout=60)
+    code, loaded = json.loads(proc.stderr.decode().splitlines()[-1])
+    assert (code, proc.stdout) == (0, b"")
+    assert [m for m in loaded if m.startswith("branchkeeper")] == PLAIN_COMMAND_MODULES
+    heavy = ("tree_sitter", "pydantic", "yaml", "rich", "pathlib", "importlib", "dataclasses")
+    assert [m for m in loaded if m.split(".")[0] in heavy] == []
+
+
 def test_help_lists_hook() -> None:
     out = subprocess.run([sys.executable, "-m", "branchkeeper", "--help"], capture_output=True,
                          text=True, check=True).stdout

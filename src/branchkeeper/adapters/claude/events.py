@@ -20,10 +20,11 @@ from __future__ import annotations
 
 import os
 import time
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     from branchkeeper.adapters.claude.wire import HookEvent
     from branchkeeper.git.repo import RepoFacts
     from branchkeeper.model.config import Config
@@ -248,6 +249,8 @@ def post_tool_use_context(event: HookEvent) -> str | None:
               if g.subcommand == "merge" and not g.dynamic]
     if not merges:
         return None
+    from pathlib import Path
+
     from branchkeeper.actions.merge_cleanup import cleanup_after_merge, merged_names
 
     _, config = _repo(event.cwd)
