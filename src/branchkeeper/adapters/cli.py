@@ -2,7 +2,9 @@
 
 Each command lives in ``branchkeeper.adapters.commands.<name>`` and exposes
 ``register(subparsers) -> None`` (adds its parser and sets ``func``) and a typed function
-returning an exit code. This module only parses and dispatches inside one error handler.
+returning an exit code. :data:`COMMANDS` names them in one static table whose entries import
+their module only when called, so a run imports only the command it runs. This module only
+parses and dispatches inside one error handler.
 """
 
 from __future__ import annotations
@@ -10,28 +12,98 @@ from __future__ import annotations
 import contextlib
 import os
 import sys
-from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     import argparse
 
-#: Command modules, in the order their help is listed.
-COMMANDS: tuple[str, ...] = (
-    "sweep",
-    "demo",
-    "park",
-    "delete",
-    "prune",
-    "log",
-    "undo",
-    "worktree",
-    "report",
-    "check",
-    "hook",
-    "install",
-    "config",
-)
+#: A command module's ``register(subparsers)``.
+Register = Callable[[Any], None]
+
+
+# One loader per command: each imports its module only when that command runs.
+def _sweep() -> Register:
+    from branchkeeper.adapters.commands import sweep
+    return sweep.register
+
+
+def _demo() -> Register:
+    from branchkeeper.adapters.commands import demo
+    return demo.register
+
+
+def _park() -> Register:
+    from branchkeeper.adapters.commands import park
+    return park.register
+
+
+def _delete() -> Register:
+    from branchkeeper.adapters.commands import delete
+    return delete.register
+
+
+def _prune() -> Register:
+    from branchkeeper.adapters.commands import prune
+    return prune.register
+
+
+def _log() -> Register:
+    from branchkeeper.adapters.commands import log
+    return log.register
+
+
+def _undo() -> Register:
+    from branchkeeper.adapters.commands import undo
+    return undo.register
+
+
+def _worktree() -> Register:
+    from branchkeeper.adapters.commands import worktree
+    return worktree.register
+
+
+def _report() -> Register:
+    from branchkeeper.adapters.commands import report
+    return report.register
+
+
+def _check() -> Register:
+    from branchkeeper.adapters.commands import check
+    return check.register
+
+
+def _hook() -> Register:
+    from branchkeeper.adapters.commands import hook
+    return hook.register
+
+
+def _install() -> Register:
+    from branchkeeper.adapters.commands import install
+    return install.register
+
+
+def _config() -> Register:
+    from branchkeeper.adapters.commands import config
+    return config.register
+
+
+#: Every command and the loader of its ``register``, in the order their help is listed.
+COMMANDS: dict[str, Callable[[], Register]] = {
+    "sweep": _sweep,
+    "demo": _demo,
+    "park": _park,
+    "delete": _delete,
+    "prune": _prune,
+    "log": _log,
+    "undo": _undo,
+    "worktree": _worktree,
+    "report": _report,
+    "check": _check,
+    "hook": _hook,
+    "install": _install,
+    "config": _config,
+}
 
 
 def build_parser(only: str | None = None) -> argparse.ArgumentParser:
@@ -41,7 +113,6 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     the modules it uses; ``None`` registers all of them (for ``--help``).
     """
     import argparse
-    import importlib
 
     from branchkeeper import __version__
     parser = argparse.ArgumentParser(
@@ -57,16 +128,10 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
         help="run as if started in DIR (like git -C)",
     )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
-    for name in COMMANDS:
+    for name, load in COMMANDS.items():
         if only is not None and name != only:
             continue
-        try:
-            module = importlib.import_module(f"branchkeeper.adapters.commands.{name}")
-        except ModuleNotFoundError as exc:
-            if exc.name == f"branchkeeper.adapters.commands.{name}":
-                continue  # command not built yet
-            raise
-        module.register(sub)
+        load()(sub)
     return parser
 
 
