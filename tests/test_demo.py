@@ -18,7 +18,7 @@ from types import ModuleType
 
 import pytest
 
-from branchkeeper.demo import (
+from branchkeeper.adapters.demo_repository import (
     DEMO_BRANCHES,
     DETACHED_WORKTREE,
     PARK_AFTER_DAYS,

@@ -14,7 +14,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from branchkeeper.demo import DEMO_BRANCHES, build_demo_repository
+from branchkeeper.adapters.demo_repository import DEMO_BRANCHES, build_demo_repository
 from branchkeeper.errors import BranchkeeperError
 
 
