@@ -51,7 +51,7 @@ def hermetic_env(home: Path) -> dict[str, str]:
 def _sweep(path: Path) -> None:
     from branchkeeper.analysis.inventory import build_inventory
     from branchkeeper.git.repo import repo_facts
-    from branchkeeper.model.config import load_config
+    from branchkeeper.model.config_file import load_config
 
     facts = repo_facts(path)
     build_inventory(facts, load_config(facts.main_root).config)

@@ -16,13 +16,8 @@ import pytest
 from branchkeeper.adapters.cli import main
 from branchkeeper.adapters.commands.config import starter_text
 from branchkeeper.errors import ConfigError
-from branchkeeper.model.config import (
-    DEFAULT_CONFIG,
-    Config,
-    effective_values,
-    leaf_keys,
-    load_config,
-)
+from branchkeeper.model.config import DEFAULT_CONFIG, Config, effective_values, leaf_keys
+from branchkeeper.model.config_file import load_config
 from tests.gitrepo import GitRepo
 
 DOCS = Path(__file__).resolve().parent.parent / "docs" / "configuration.md"

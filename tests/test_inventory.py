@@ -11,7 +11,8 @@ from branchkeeper.adapters.cli import main
 from branchkeeper.analysis.inventory import build_inventory
 from branchkeeper.git.repo import repo_facts
 from branchkeeper.git.run import processes_started
-from branchkeeper.model.config import Config, load_config
+from branchkeeper.model.config import Config
+from branchkeeper.model.config_file import load_config
 from tests.gitrepo import GitRepo
 
 

@@ -11,7 +11,7 @@ import pytest
 from branchkeeper.analysis.inventory import build_inventory
 from branchkeeper.git.repo import repo_facts
 from branchkeeper.git.run import processes_started
-from branchkeeper.model.config import load_config
+from branchkeeper.model.config_file import load_config
 from branchkeeper.model.records import Containment
 from tests.gitrepo import GitRepo
 from tests.reaputil import add_worktree, age_files, bk, by_path, commit_in, reap_json

@@ -170,7 +170,7 @@ def test_config_fuzz_clear_error(kind: str, tmp_path: Path) -> None:
 @given(st.text(max_size=300))
 def test_config_fuzz_text(tmp_path_factory: pytest.TempPathFactory, text: str) -> None:
     from branchkeeper.errors import ConfigError
-    from branchkeeper.model.config import load_config
+    from branchkeeper.model.config_file import load_config
 
     root = tmp_path_factory.mktemp("cfg")
     (root / ".branchkeeper.yaml").write_text(text, errors="surrogateescape")

@@ -13,7 +13,8 @@ from rich.console import Console
 from branchkeeper.git.repo import RepoFacts, repo_facts
 
 if TYPE_CHECKING:
-    from branchkeeper.model.config import Config, LoadedConfig
+    from branchkeeper.model.config import Config
+    from branchkeeper.model.config_file import LoadedConfig
 
 
 def start_dir(args: argparse.Namespace) -> Path:
@@ -27,7 +28,7 @@ def open_repository(args: argparse.Namespace) -> tuple[RepoFacts, LoadedConfig]:
 
     Raises :class:`NotARepositoryError`, :class:`GitTooOldError` or :class:`ConfigError`.
     """
-    from branchkeeper.model.config import load_config
+    from branchkeeper.model.config_file import load_config
 
     facts = repo_facts(start_dir(args))
     return facts, load_config(facts.main_root)

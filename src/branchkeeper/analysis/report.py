@@ -23,7 +23,7 @@ from branchkeeper.analysis.inventory import build_inventory
 from branchkeeper.errors import BranchkeeperError, ConfigError
 from branchkeeper.git.repo import list_worktrees, parse_worktree_porcelain, repo_facts
 from branchkeeper.git.run import GitError, run_git
-from branchkeeper.model.config import load_config
+from branchkeeper.model.config_file import load_config
 from branchkeeper.model.records import Stage
 
 #: How deep a root directory is scanned for repositories.

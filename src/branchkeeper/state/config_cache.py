@@ -3,7 +3,7 @@
 A hook runs on every agent tool call; importing pydantic and validating ``.branchkeeper.yaml``
 costs about 150 ms there. :func:`load_config_cached` keeps the validated, effective values as
 JSON under ``<common git dir>/branchkeeper/config-cache.json``, keyed by the file's identity
-(size, mtime, ctime, inode) and the identity of the config model's own source file, and returns
+(size, mtime, ctime, inode) and the identity of the config model's own source files, and returns
 a read-only attribute view of them. When the key does not match it validates the normal way
 (raising :class:`ConfigError` as :func:`load_config` does) and refreshes the cache.
 """
@@ -54,12 +54,14 @@ def _identity(path: Path) -> str:
 
 
 def _code_identity() -> str:
-    model = Path(__file__).parent.parent / "model" / "config.py"  # the config model's source
+    """The version plus the identity of the sources that validate a config (the model and the
+    file's reader), so an edited checkout validates afresh."""
+    model = Path(__file__).parent.parent / "model"
     try:
-        st = model.stat()
+        stats = [(model / name).stat() for name in ("config.py", "config_file.py")]
     except OSError:
         return __version__
-    return f"{__version__}:{st.st_mtime_ns}:{st.st_size}"
+    return ":".join([__version__, *(f"{st.st_mtime_ns}:{st.st_size}" for st in stats)])
 
 
 def dump_effective(config: Config) -> dict[str, Any]:
@@ -78,7 +80,7 @@ def load_config_cached(root: Path, common_dir: Path) -> Config:
     """The configuration of the repository whose main worktree is ``root``.
 
     Returns a :class:`ConfigView` (typed as ``Config``: same attribute paths) from the cache
-    when it is current, else validates with :func:`branchkeeper.model.config.load_config`
+    when it is current, else validates with :func:`branchkeeper.model.config_file.load_config`
     and refreshes the cache. Raises :class:`ConfigError` for an invalid file.
     """
     key = f"{_identity(root / _FILE)}|{_code_identity()}"
@@ -86,7 +88,7 @@ def load_config_cached(root: Path, common_dir: Path) -> Config:
     data = read_json(cache)
     if isinstance(data, dict) and data.get("key") == key and isinstance(data.get("config"), dict):
         return cast("Config", ConfigView(data["config"]))
-    from branchkeeper.model.config import load_config
+    from branchkeeper.model.config_file import load_config
 
     config = load_config(root).config
     if os.access(common_dir, os.W_OK):

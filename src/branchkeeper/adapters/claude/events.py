@@ -119,7 +119,7 @@ def _repo(cwd: Path) -> tuple[RepoFacts, Config]:
     key = str(cwd)
     if key not in _REPOS:
         from branchkeeper.git.repo import repo_facts
-        from branchkeeper.model.config import load_config
+        from branchkeeper.model.config_file import load_config
 
         facts = repo_facts(cwd)
         _REPOS[key] = (facts, load_config(facts.main_root).config)

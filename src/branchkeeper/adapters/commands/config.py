@@ -24,13 +24,8 @@ from pydantic import BaseModel
 from branchkeeper.adapters.common import stdout_console
 from branchkeeper.errors import BranchkeeperError, ExitCode, NotARepositoryError
 from branchkeeper.git.run import run_git
-from branchkeeper.model.config import (
-    CONFIG_FILENAME,
-    DEFAULT_CONFIG,
-    Config,
-    effective_values,
-    load_config,
-)
+from branchkeeper.model.config import DEFAULT_CONFIG, Config, effective_values
+from branchkeeper.model.config_file import CONFIG_FILENAME, load_config
 
 #: The comment above each block of the starter file.
 _BLOCK_COMMENTS: dict[str, str] = {

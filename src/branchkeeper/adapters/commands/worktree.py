@@ -32,7 +32,7 @@ from branchkeeper.errors import BranchkeeperError, ExitCode
 from branchkeeper.git.repo import RepoFacts, Worktree, list_worktrees, repo_facts
 from branchkeeper.git.run import GitError, run_git
 from branchkeeper.git.types import Oid
-from branchkeeper.model.config import load_config
+from branchkeeper.model.config_file import load_config
 from branchkeeper.state import holds as hold_store
 from branchkeeper.state.faults import fault
 from branchkeeper.state.lock import MUTATION_LOCK, repo_lock

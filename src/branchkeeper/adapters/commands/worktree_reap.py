@@ -22,7 +22,7 @@ from branchkeeper.analysis.reap_gates import ARCHIVE_DEFAULT_MIN_AGE_HOURS
 from branchkeeper.errors import ExitCode, RefusedError
 from branchkeeper.git.repo import parse_worktree_porcelain, repo_facts
 from branchkeeper.git.run import run_git
-from branchkeeper.model.config import load_config
+from branchkeeper.model.config_file import load_config
 
 
 def register_reap(sub: Any) -> None:
