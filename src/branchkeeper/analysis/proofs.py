@@ -177,184 +177,241 @@ def prove_tips(
     Returns ``{tip: TipVerdict}`` for every tip. Raises nothing for git failures of the
     patch-id tiers: those tips become ``unknown``.
     """
-    verdicts: dict[Oid, TipVerdict] = {}
     if not default_bases:
         return {t: TipVerdict(unknown="default branch unresolved") for t in tips}
-    remote_default = default_bases[0]
-    local_default = default_bases[-1]
-    pending: list[Oid] = []
-    walks: dict[Oid, TipWalk] = {}
-
-    # Tier 1a: ancestor of the default branch (absent from the unmerged subgraph).
-    for tip in dict.fromkeys(tips):
-        node = subgraph.commits.get(tip)
-        if node is None or node.boundary:
-            same = remote_default.oid == local_default.oid
-            base = remote_default if same or tip in merged_into_remote_default else local_default
-            verdicts[tip] = TipVerdict(Proof(ProofKind.ANCESTOR, base.ref, None))
-            continue
-        pending.append(tip)
-
-    # Tier 1b: ancestor of an integration line (reachable from a line tip in the subgraph).
-    line_sets: list[tuple[Base, set[Oid]]] = []
-    for base in line_bases:
-        reach = subgraph.reachable_set(base.oid)
-        if reach is not None:
-            line_sets.append((base, reach))
-    still: list[Oid] = []
-    for tip in pending:
-        hit = next((b for b, reach in line_sets if tip in reach and tip != b.oid), None)
-        if hit is not None:
-            verdicts[tip] = TipVerdict(Proof(ProofKind.ANCESTOR, hit.ref, None))
-            continue
-        walk = subgraph.walk(tip)
-        if walk is None:
-            verdicts[tip] = TipVerdict(unknown="history too large to walk within the limits")
-            continue
-        if shallow and (walk.touches_root or walk.touches_graft):
-            verdicts[tip] = TipVerdict(
-                unknown="shallow clone: the branch's history reaches the graft, so ancestry "
-                        "there is not trusted (run: git fetch --unshallow)")
-            continue
-        walks[tip] = walk
-        still.append(tip)
-    pending = still
+    run = _Ladder(root, subgraph, cache, deadline)
+    pending = run.ancestors(tips, default_bases, line_bases, merged_into_remote_default,
+                            shallow=shallow)
     if not pending:
-        return verdicts
-
-    # Merge bases with the default branch: the walk's frontier when it is one commit.
-    mbs: dict[Oid, Oid] = {}
-    notes: dict[Oid, str] = {}
-    for tip in pending:
-        frontier = walks[tip].frontier
-        if len(frontier) == 1:
-            mbs[tip] = next(iter(frontier))
-        elif not frontier:
-            notes[tip] = "no common history with the default branch"
-        else:
-            mb = _merge_base(root, tip, remote_default.oid, cache, deadline)
-            if mb:
-                mbs[tip] = mb
-            else:
-                notes[tip] = "no single merge base with the default branch"
-
-    # Base windows (one rev-list per base) and their patch-ids.
+        return run.verdicts
+    run.find_merge_bases(pending, default_bases[0])
     bases: list[Base] = []
     for b in [*default_bases, *line_bases]:
         if all(b.oid != seen.oid for seen in bases):
             bases.append(b)
     own_of: dict[Oid, list[Oid]] = {
-        t: [c for c in walks[t].unique if not subgraph.is_park_commit(c)] for t in pending}
+        t: [c for c in run.walks[t].unique if not subgraph.is_park_commit(c)] for t in pending}
     try:
-        windows = [_base_window(root, b, squash_window) for b in bases]
+        windows, known, complete = run.base_windows(pending, own_of, bases, squash_window,
+                                                    windows_out)
+    except GitError as exc:
+        for tip in pending:
+            run.verdicts[tip] = TipVerdict(unknown=f"git error in the patch-id step: {exc}")
+        return run.verdicts
+    squash_candidates, proven_tips = run.patch_equivalent(pending, own_of, windows, known,
+                                                          line_bases, complete=complete)
+    proven_tips += run.squash_merged(squash_candidates, windows, squash_window)
+    run.tip_subsumed(pending, proven_tips)
+    return run.verdicts
+
+
+_BUDGET_MSG = "budget spent before the proof steps reached this branch; the next run continues"
+
+
+@dataclass
+class _Ladder:
+    """One run of tiers 1 to 4 over many tips (:func:`prove_tips`): what every tier reads, and
+    what the tiers found so far (``verdicts``, each pending tip's ``walks``, merge bases
+    ``mbs`` with the default branch, and ``notes`` on why a tier did not hold)."""
+
+    root: Path
+    subgraph: Subgraph
+    cache: InventoryCache
+    deadline: Deadline
+    verdicts: dict[Oid, TipVerdict] = field(default_factory=dict)
+    walks: dict[Oid, TipWalk] = field(default_factory=dict)
+    mbs: dict[Oid, Oid] = field(default_factory=dict)
+    notes: dict[Oid, str] = field(default_factory=dict)
+
+    def ancestors(self, tips: Sequence[Oid], default_bases: Sequence[Base],
+                  line_bases: Sequence[Base], merged_into_remote_default: set[Oid], *,
+                  shallow: bool) -> list[Oid]:
+        """Tier 1: ancestor of the default branch (absent from the unmerged subgraph), then of
+        an integration line (reachable from a line tip in the subgraph). Returns the tips left
+        to prove, each with its walk; a tip whose walk is too large, or reaches a shallow
+        graft, is unknown."""
+        remote_default = default_bases[0]
+        local_default = default_bases[-1]
+        pending: list[Oid] = []
+        for tip in dict.fromkeys(tips):
+            node = self.subgraph.commits.get(tip)
+            if node is None or node.boundary:
+                same = remote_default.oid == local_default.oid
+                base = remote_default if same or tip in merged_into_remote_default \
+                    else local_default
+                self.verdicts[tip] = TipVerdict(Proof(ProofKind.ANCESTOR, base.ref, None))
+                continue
+            pending.append(tip)
+        line_sets: list[tuple[Base, set[Oid]]] = []
+        for base in line_bases:
+            reach = self.subgraph.reachable_set(base.oid)
+            if reach is not None:
+                line_sets.append((base, reach))
+        still: list[Oid] = []
+        for tip in pending:
+            hit = next((b for b, reach in line_sets if tip in reach and tip != b.oid), None)
+            if hit is not None:
+                self.verdicts[tip] = TipVerdict(Proof(ProofKind.ANCESTOR, hit.ref, None))
+                continue
+            walk = self.subgraph.walk(tip)
+            if walk is None:
+                self.verdicts[tip] = TipVerdict(
+                    unknown="history too large to walk within the limits")
+                continue
+            if shallow and (walk.touches_root or walk.touches_graft):
+                self.verdicts[tip] = TipVerdict(
+                    unknown="shallow clone: the branch's history reaches the graft, so ancestry "
+                            "there is not trusted (run: git fetch --unshallow)")
+                continue
+            self.walks[tip] = walk
+            still.append(tip)
+        return still
+
+    def find_merge_bases(self, pending: Sequence[Oid], remote_default: Base) -> None:
+        """The merge base of each pending tip with the default branch: the walk's frontier
+        when it is one commit, else one cached ``merge-base --all``; a note where none is
+        single."""
+        for tip in pending:
+            frontier = self.walks[tip].frontier
+            if len(frontier) == 1:
+                self.mbs[tip] = next(iter(frontier))
+            elif not frontier:
+                self.notes[tip] = "no common history with the default branch"
+            else:
+                mb = _merge_base(self.root, tip, remote_default.oid, self.cache, self.deadline)
+                if mb:
+                    self.mbs[tip] = mb
+                else:
+                    self.notes[tip] = "no single merge base with the default branch"
+
+    def base_windows(self, pending: Sequence[Oid], own_of: dict[Oid, list[Oid]],
+                     bases: Sequence[Base], squash_window: int,
+                     windows_out: list[Window] | None) -> tuple[list[Window], set[Oid], bool]:
+        """The base windows (one ``rev-list`` per base, handed to ``windows_out`` at once)
+        with each window's patch-ids, the commits whose patch-id is known, and whether every
+        window commit that needs one has it (the budget may stop first). Raises
+        :class:`GitError`."""
+        windows = [_base_window(self.root, b, squash_window) for b in bases]
         if windows_out is not None:
             windows_out.extend(windows)
         # A landed copy is never an ancestor of the merge base, so in topological order it
         # comes before it: only the default window's commits newer than the deepest merge base
         # of a pending branch need a patch-id (all of them when one merge base is outside).
         dw = windows[0]
-        depths = [dw.order.get(mbs[t]) if t in mbs else None for t in pending]
+        depths = [dw.order.get(self.mbs[t]) if t in self.mbs else None for t in pending]
         depth = len(dw.order) if any(d is None for d in depths) else max(
             (d for d in depths if d is not None), default=0)
         all_window = {c for c, i in dw.order.items() if i < depth}
         all_window |= {c for w in windows[1:] for c in w.order}
         branch_commits = {c for t in pending for c in own_of[t]}
-        known = _commit_pids(root, cache, all_window | branch_commits, deadline)
-    except GitError as exc:
-        for tip in pending:
-            verdicts[tip] = TipVerdict(unknown=f"git error in the patch-id step: {exc}")
-        return verdicts
-    for w in windows:
-        for c in sorted(w.order, key=w.order.__getitem__, reverse=True):
-            if c in known:
-                pid = cache.commit_pid.get(c, "")
-                if pid:
-                    w.pid_to_commit[pid] = c  # the newest commit with this pid wins
-    base_incomplete = not all_window <= known
-    line_reach = {b.oid: (subgraph.reachable_set(b.oid) or set()) for b in line_bases}
-
-    # Tier 2: patch-equivalent, commit by commit, against each base in turn.
-    squash_candidates: list[Oid] = []
-    proven_tips: list[Oid] = []
-    budget_msg = "budget spent before the proof steps reached this branch; the next run continues"
-    for tip in pending:
-        own = own_of[tip]
-        if base_incomplete or any(c not in known for c in own):
-            verdicts[tip] = TipVerdict(unknown=budget_msg, merge_base=mbs.get(tip))
-            continue
-        match = None
+        known = _commit_pids(self.root, self.cache, all_window | branch_commits, self.deadline)
         for w in windows:
-            # Against a line, only the commits the line does not already hold must match.
-            mine = own if w.base.kind == "default" else [
-                c for c in own if c not in line_reach.get(w.base.oid, set())]
-            if not mine or any(len(subgraph.commits[c].parents) > 1 for c in mine):
+            for c in sorted(w.order, key=w.order.__getitem__, reverse=True):
+                if c in known:
+                    pid = self.cache.commit_pid.get(c, "")
+                    if pid:
+                        w.pid_to_commit[pid] = c  # the newest commit with this pid wins
+        return windows, known, all_window <= known
+
+    def patch_equivalent(self, pending: Sequence[Oid], own_of: dict[Oid, list[Oid]],
+                         windows: Sequence[Window], known: set[Oid],
+                         line_bases: Sequence[Base], *, complete: bool
+                         ) -> tuple[list[Oid], list[Oid]]:
+        """Tier 2: every commit of the branch is on a base by patch-id, against each base in
+        turn (against a line, only the commits the line does not hold). Returns the tips
+        left for tier 3 and the tips proven."""
+        line_reach = {b.oid: (self.subgraph.reachable_set(b.oid) or set()) for b in line_bases}
+        squash_candidates: list[Oid] = []
+        proven_tips: list[Oid] = []
+        for tip in pending:
+            own = own_of[tip]
+            if not complete or any(c not in known for c in own):
+                self.verdicts[tip] = TipVerdict(unknown=_BUDGET_MSG, merge_base=self.mbs.get(tip))
                 continue
-            pids = [cache.commit_pid.get(c, "") for c in mine]
-            if all(pids) and all(p in w.pid_to_commit for p in pids):
-                match = Proof(ProofKind.PATCH_EQUIVALENT, w.base.ref, w.pid_to_commit[pids[0]])
-                break
-        if match is not None:
-            verdicts[tip] = TipVerdict(match, merge_base=mbs.get(tip))
-            proven_tips.append(tip)
-        else:
-            squash_candidates.append(tip)
-
-    # Tier 3: squash-merged: the whole range base..tip equals one base commit.
-    need = [(mbs[t], t) for t in squash_candidates
-            if t in mbs and f"{mbs[t]}:{t}" not in cache.range_pid]
-    if need and not deadline.spent():
-        try:
-            found = range_patch_ids(root, need)
-            for mb, tip in need:
-                cache.range_pid[f"{mb}:{tip}"] = found.get(tip, "")
-        except GitError as exc:
-            for _, tip in need:
-                notes[tip] = f"git error in the squash step: {exc}"
-    default_window = windows[0]
-    for tip in squash_candidates:
-        mb = mbs.get(tip)
-        key = f"{mb}:{tip}"
-        if mb is not None and key not in cache.range_pid and tip not in notes:
-            verdicts[tip] = TipVerdict(unknown=budget_msg, merge_base=mb)
-            continue
-        proof = None
-        if mb is not None and key in cache.range_pid:
-            cache.used_range.add(key)
-            pid = cache.range_pid[key]
+            match = None
             for w in windows:
-                landed = w.pid_to_commit.get(pid) if pid else None
-                if landed is not None and (mb not in w.order or w.order[landed] < w.order[mb]):
-                    proof = Proof(ProofKind.SQUASH_MERGED, w.base.ref, landed)
+                mine = own if w.base.kind == "default" else [
+                    c for c in own if c not in line_reach.get(w.base.oid, set())]
+                if not mine or any(len(self.subgraph.commits[c].parents) > 1 for c in mine):
+                    continue
+                pids = [self.cache.commit_pid.get(c, "") for c in mine]
+                if all(pids) and all(p in w.pid_to_commit for p in pids):
+                    match = Proof(ProofKind.PATCH_EQUIVALENT, w.base.ref,
+                                  w.pid_to_commit[pids[0]])
                     break
-        if proof is not None:
-            verdicts[tip] = TipVerdict(proof, merge_base=mb)
-            proven_tips.append(tip)
-        elif mb is not None and mb not in default_window.order and not default_window.complete:
-            verdicts[tip] = TipVerdict(
-                unknown=f"merge base is older than the newest {squash_window} commits of "
-                        f"{default_window.base.name} that the patch-id proofs examine "
-                        "(branches.sweep.squash_window)", merge_base=mb)
-        else:
-            verdicts[tip] = TipVerdict(note=notes.get(tip, ""), merge_base=mb)
+            if match is not None:
+                self.verdicts[tip] = TipVerdict(match, merge_base=self.mbs.get(tip))
+                proven_tips.append(tip)
+            else:
+                squash_candidates.append(tip)
+        return squash_candidates, proven_tips
 
-    # Tier 4: tip-subsumed: an ancestor of a tip already proven by tier 2 or 3.
-    unproven = [t for t in pending if verdicts[t].proof is None and verdicts[t].unknown is None]
-    if unproven and proven_tips:
+    def squash_merged(self, candidates: Sequence[Oid], windows: Sequence[Window],
+                      squash_window: int) -> list[Oid]:
+        """Tier 3: the whole range merge base..tip has the patch-id of one base commit newer
+        than the merge base (one range patch-id pipeline for the uncached ranges). Every
+        candidate gets its verdict; returns the tips proven."""
+        cache = self.cache
+        need = [(self.mbs[t], t) for t in candidates
+                if t in self.mbs and f"{self.mbs[t]}:{t}" not in cache.range_pid]
+        if need and not self.deadline.spent():
+            try:
+                found = range_patch_ids(self.root, need)
+                for start, tip in need:
+                    cache.range_pid[f"{start}:{tip}"] = found.get(tip, "")
+            except GitError as exc:
+                for _, tip in need:
+                    self.notes[tip] = f"git error in the squash step: {exc}"
+        default_window = windows[0]
+        proven_tips: list[Oid] = []
+        for tip in candidates:
+            mb = self.mbs.get(tip)
+            key = f"{mb}:{tip}"
+            if mb is not None and key not in cache.range_pid and tip not in self.notes:
+                self.verdicts[tip] = TipVerdict(unknown=_BUDGET_MSG, merge_base=mb)
+                continue
+            proof = None
+            if mb is not None and key in cache.range_pid:
+                cache.used_range.add(key)
+                pid = cache.range_pid[key]
+                for w in windows:
+                    landed = w.pid_to_commit.get(pid) if pid else None
+                    if landed is not None and (mb not in w.order or w.order[landed] < w.order[mb]):
+                        proof = Proof(ProofKind.SQUASH_MERGED, w.base.ref, landed)
+                        break
+            if proof is not None:
+                self.verdicts[tip] = TipVerdict(proof, merge_base=mb)
+                proven_tips.append(tip)
+            elif mb is not None and mb not in default_window.order and not default_window.complete:
+                self.verdicts[tip] = TipVerdict(
+                    unknown=f"merge base is older than the newest {squash_window} commits of "
+                            f"{default_window.base.name} that the patch-id proofs examine "
+                            "(branches.sweep.squash_window)", merge_base=mb)
+            else:
+                self.verdicts[tip] = TipVerdict(note=self.notes.get(tip, ""), merge_base=mb)
+        return proven_tips
+
+    def tip_subsumed(self, pending: Sequence[Oid], proven_tips: Sequence[Oid]) -> None:
+        """Tier 4: an unproven tip that is an ancestor of a tip proven by tier 2 or 3 takes
+        that proof's base and landing commit."""
+        unproven = [t for t in pending
+                    if self.verdicts[t].proof is None and self.verdicts[t].unknown is None]
+        if not unproven or not proven_tips:
+            return
         holders: dict[Oid, Oid] = {}
         for p in proven_tips:
-            for c in walks[p].unique:
+            for c in self.walks[p].unique:
                 holders.setdefault(c, p)
         for tip in unproven:
             holder = holders.get(tip)
             if holder is not None and holder != tip:
-                held = verdicts[holder].proof
+                held = self.verdicts[holder].proof
                 assert held is not None
-                verdicts[tip] = TipVerdict(
+                self.verdicts[tip] = TipVerdict(
                     Proof(ProofKind.TIP_SUBSUMED, held.base, held.landed_as),
                     note=f"an ancestor of {holder.short}, proven {held.kind.value}",
-                    merge_base=verdicts[tip].merge_base,
+                    merge_base=self.verdicts[tip].merge_base,
                 )
-    return verdicts
 
 
 def _merge_base(root: Path, tip: Oid, base: Oid, cache: InventoryCache,
