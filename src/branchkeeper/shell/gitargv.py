@@ -1,6 +1,6 @@
 """Classify a git invocation: creation, destruction, evacuation (spec sections 3, 7, 11, 13).
 
-Pure functions of a `GitInvocation` (see `shell.git_invocations`). They report what the
+Pure functions of a `GitInvocation` (see `parse.git_invocations`). They report what the
 command would do by git's own option rules; whether it is allowed is decided elsewhere. The
 records are NamedTuples, not frozen dataclasses: the hook imports this module.
 """
