@@ -46,6 +46,18 @@ class GitVersion:
         return self.tuple >= (2, 38, 0)
 
     @property
+    def has_merge_tree_stdin(self) -> bool:
+        """``merge-tree --write-tree --stdin``: many merges in one process (git 2.39; the
+        merge-based proofs need it)."""
+        return self.tuple >= (2, 39, 0)
+
+    @property
+    def has_no_lazy_fetch(self) -> bool:
+        """``GIT_NO_LAZY_FETCH`` / ``git --no-lazy-fetch`` (git 2.45); older git is kept off the
+        network by ``GIT_ALLOW_PROTOCOL`` instead (see :mod:`branchkeeper.git.run`)."""
+        return self.tuple >= (2, 45, 0)
+
+    @property
     def has_worktree_list_z(self) -> bool:
         """``worktree list --porcelain -z`` (git 2.36)."""
         return self.tuple >= (2, 36, 0)
@@ -60,6 +72,8 @@ class GitVersion:
         return {
             "ahead_behind": self.has_ahead_behind,
             "merge_tree_write_tree": self.has_merge_tree_write_tree,
+            "merge_tree_stdin": self.has_merge_tree_stdin,
+            "no_lazy_fetch": self.has_no_lazy_fetch,
             "worktree_list_z": self.has_worktree_list_z,
             "path_format": self.has_path_format,
         }
@@ -76,9 +90,16 @@ def parse_git_version(text: str) -> GitVersion:
     return GitVersion(int(match[1]), int(match[2]), int(match[3] or 0), text.strip())
 
 
+#: Environment variable that makes branchkeeper use only the features of an older git than the
+#: one installed (``2.38.1``): how the fallbacks for old git are tested. A version newer than
+#: the installed one is ignored.
+ASSUME_VERSION_ENV = "BRANCHKEEPER_ASSUME_GIT_VERSION"
+
+
 @functools.lru_cache(maxsize=1)
 def git_version() -> GitVersion:
-    """The running git's version (one process, cached).
+    """The running git's version (one process, cached), or the older one named by
+    :data:`ASSUME_VERSION_ENV`.
 
     Raises :class:`GitTooOldError` below :data:`MIN_GIT` and when git cannot be run at all.
     """
@@ -87,6 +108,15 @@ def git_version() -> GitVersion:
     except GitError as exc:
         raise GitTooOldError(f"git could not be run: {exc}") from None
     version = parse_git_version(out)
+    assumed = os.environ.get(ASSUME_VERSION_ENV, "").strip()
+    if assumed:
+        try:
+            older = parse_git_version(f"git version {assumed}")
+        except ValueError:
+            older = version
+        if older.tuple < version.tuple:
+            version = GitVersion(older.major, older.minor, older.patch,
+                                 f"git version {assumed} (assumed; installed: {version.text})")
     if version.tuple < MIN_GIT:
         need = ".".join(map(str, MIN_GIT))
         raise GitTooOldError(f"{version.text} is too old: branchkeeper needs git {need} or newer")
@@ -232,3 +262,38 @@ def list_worktrees(facts: RepoFacts) -> list[Worktree]:
     args = ["worktree", "list", "--porcelain"] + (["-z"] if nul else [])
     out = run_git(args, cwd=facts.root).stdout
     return parse_worktree_porcelain(out, nul=nul)
+
+
+@dataclass(frozen=True, slots=True)
+class RemoteConfig:
+    """What the configuration says about remotes: whether ``remote`` has a URL, and the
+    promisor remotes of a partial clone (``remote.<name>.promisor``, or the remote named by
+    ``extensions.partialClone``)."""
+
+    configured: bool
+    promisors: tuple[str, ...]
+
+    @property
+    def partial_clone(self) -> bool:
+        return bool(self.promisors)
+
+
+def read_remote_config(root: Path, remote: str) -> RemoteConfig:
+    """One ``git config --get-regexp`` for remote URLs, promisor flags and
+    ``extensions.partialClone`` (issue 11, section 4: a partial clone is said so)."""
+    pattern = r"^(remote\..+\.(url|promisor)|extensions\.partialclone)$"
+    res = run_git(["config", "-z", "--get-regexp", pattern], cwd=root, check=False)
+    # exit 1: nothing matched; other codes: an unreadable config (treated as nothing set)
+    configured = False
+    promisors: list[str] = []
+    for item in zsplit(res.stdout) if res.returncode == 0 else []:
+        key, _, value = item.partition("\n")
+        if key == "extensions.partialclone" and value:
+            promisors.append(value)
+            continue
+        name, _, var = key[len("remote."):].rpartition(".")
+        if var == "url" and name == remote:
+            configured = True
+        elif var == "promisor" and value.lower() in ("true", "yes", "on", "1"):
+            promisors.append(name)
+    return RemoteConfig(configured, tuple(dict.fromkeys(promisors)))

@@ -5,6 +5,14 @@ Every git process branchkeeper starts goes through :func:`run_git`. It never wai
 environment may carry (``GIT_DIR``, ``GIT_INDEX_FILE``, ``GIT_WORK_TREE``), bounds every call with
 a timeout, and raises :class:`GitError` carrying the argv, the exit code and both streams.
 
+Every call runs offline except the few subcommands whose job is the network (``fetch``, ``push``,
+``ls-remote``...): no sweep and no hook may start a network call, and in a partial clone reading
+a missing object would otherwise fetch it from the promisor remote (issue 11, section 4).
+``GIT_NO_LAZY_FETCH=1`` says so to git 2.45 and newer; older git ignores it, so
+``GIT_ALLOW_PROTOCOL`` is also set to a list naming no real protocol, which makes git refuse
+every transport whatever the user's ``protocol.*.allow`` settings: the command fails with
+"could not fetch ... from promisor remote" instead of fetching.
+
 A counter of processes started is kept so tests can assert that the number of git processes does
 not grow with the number of branches.
 """
@@ -42,6 +50,35 @@ _DROPPED_ENV = frozenset(
         "GIT_PAGER",
     }
 )
+
+
+#: Subcommands that talk to a remote on purpose; every other git call runs offline.
+NETWORK_SUBCOMMANDS = frozenset({"fetch", "push", "ls-remote", "pull", "clone", "remote",
+                                 "submodule", "fetch-pack", "send-pack", "archive"})
+
+#: The environment of an offline call: no lazy fetch (git 2.45+), no transport at all (older).
+OFFLINE_ENV = {"GIT_NO_LAZY_FETCH": "1", "GIT_ALLOW_PROTOCOL": "branchkeeper-offline"}
+
+# Global options that take the next word as their value (``git -C dir -c k=v status``).
+_VALUE_OPTIONS = frozenset({"-C", "-c", "--git-dir", "--work-tree", "--namespace",
+                            "--exec-path", "--config-env"})
+
+
+def subcommand(args: Sequence[str]) -> str:
+    """The git subcommand of ``args`` (the argv after ``git``), past global options; ``""``
+    when there is none."""
+    skip = False
+    for arg in args:
+        if skip:
+            skip = False
+            continue
+        if arg in _VALUE_OPTIONS:
+            skip = True
+            continue
+        if arg.startswith("-"):
+            continue
+        return arg
+    return ""
 
 
 class GitExit(IntEnum):
@@ -112,9 +149,12 @@ def processes_started() -> int:
     return _Counter.count
 
 
-def git_env(extra: Mapping[str, str] | None = None) -> dict[str, str]:
-    """The environment every git call runs with: the caller's, minus repository overrides."""
+def git_env(extra: Mapping[str, str] | None = None, *, offline: bool = True) -> dict[str, str]:
+    """The environment every git call runs with: the caller's, minus repository overrides,
+    plus :data:`OFFLINE_ENV` when ``offline``; ``extra`` last."""
     env = {k: v for k, v in os.environ.items() if k not in _DROPPED_ENV}
+    if offline:
+        env.update(OFFLINE_ENV)
     env["GIT_TERMINAL_PROMPT"] = "0"
     env["GIT_ASKPASS"] = "true"
     env["SSH_ASKPASS"] = "true"
@@ -145,9 +185,11 @@ def run_git(
     code with :class:`GitExit` where they test it.
 
     Raises :class:`GitError` on a timeout, when git cannot be started, or (with ``check``) on a
-    non-zero exit.
+    non-zero exit. The call runs offline unless its subcommand is in
+    :data:`NETWORK_SUBCOMMANDS`.
     """
     argv = ["git", *args]
+    offline = subcommand(args) not in NETWORK_SUBCOMMANDS
     _Counter.count += 1
     try:
         proc = subprocess.run(
@@ -157,7 +199,7 @@ def run_git(
             stdin=None if stdin is not None else subprocess.DEVNULL,
             capture_output=True,
             timeout=timeout,
-            env=git_env(env),
+            env=git_env(env, offline=offline),
             check=False,
         )
     except subprocess.TimeoutExpired as exc:
@@ -188,8 +230,9 @@ def run_git_pipeline(
 
     Used where the first process's output is large and only a digest of it is needed (for
     example ``diff-tree --stdin -p | patch-id --stable``): the patch text flows through an OS pipe
-    and never sits in this process's memory. Raises :class:`GitError` on a timeout or when
-    either process exits non-zero.
+    and never sits in this process's memory. Both run offline. Raises :class:`GitError` on a
+    timeout or when either process exits non-zero; when the first fails, the error carries the
+    second's output up to that point (``stdout``), so the caller can keep what was answered.
     """
     argv1 = ["git", *first]
     argv2 = ["git", *second]
@@ -240,7 +283,8 @@ def run_git_pipeline(
     reader.join()
     err1 = b"".join(err1_chunks)
     if p1.returncode != 0:
-        raise GitError("git failed", argv=argv1, returncode=p1.returncode, stderr=err1)
+        raise GitError("git failed", argv=argv1, returncode=p1.returncode, stdout=out2,
+                       stderr=err1)
     if p2.returncode != 0:
         raise GitError("git failed", argv=argv2, returncode=p2.returncode, stdout=out2, stderr=err2)
     return GitResult(0, out2, err2)

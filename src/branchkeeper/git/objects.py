@@ -1,0 +1,67 @@
+"""Object lookups in one process: the trees of many commits, the entries of a tree.
+
+``cat-file --batch-check`` answers ``<rev>`` lines in order, ``<rev> missing`` for an object it
+cannot find (in a partial clone an offline ``cat-file`` dies instead: see
+:mod:`branchkeeper.git.run`, so a failure leaves every answer unknown). ``ls-tree -r -z`` lists
+``<mode> <type> <oid>\\t<path>`` entries.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+
+from branchkeeper.git.parse import ParseError
+from branchkeeper.git.run import run_git
+from branchkeeper.git.types import Oid
+
+#: Above this many paths ``ls-tree`` lists the whole tree rather than taking them as arguments.
+MAX_PATHSPECS = 1000
+
+
+def commit_trees(root: Path, commits: Iterable[str], *, env: dict[str, str] | None = None,
+                 timeout: float = 300) -> dict[str, Oid]:
+    """``{commit: its tree}`` for each commit git has (one ``cat-file --batch-check``).
+    Raises :class:`~branchkeeper.git.run.GitError` when git fails."""
+    todo = list(dict.fromkeys(commits))
+    if not todo:
+        return {}
+    stdin = "".join(f"{c}^{{tree}}\n" for c in todo).encode("ascii")
+    out = run_git(["cat-file", "--batch-check=%(objectname) %(objecttype)"], cwd=root,
+                  stdin=stdin, env=env, timeout=timeout).stdout
+    lines = out.decode("ascii", "replace").splitlines()
+    if len(lines) != len(todo):
+        raise ParseError(f"cat-file answered {len(lines)} of {len(todo)} lookups")
+    trees: dict[str, Oid] = {}
+    for commit, line in zip(todo, lines, strict=True):
+        oid, _, kind = line.partition(" ")
+        if kind == "tree":
+            trees[commit] = Oid(oid)
+    return trees
+
+
+def tree_entries(root: Path, tree: str, paths: Sequence[str], *, timeout: float = 300
+                 ) -> dict[str, tuple[str, str]]:
+    """``{path: (mode, oid)}`` of the files (blobs, links, submodules) at ``paths`` in
+    ``tree`` (a commit or tree id); a path the tree lacks is absent. One ``ls-tree``: with the
+    paths as literal pathspecs when there are few, else the whole tree, filtered here.
+    Raises :class:`~branchkeeper.git.run.GitError`."""
+    wanted = set(paths)
+    if not wanted:
+        return {}
+    args = ["ls-tree", "-r", "-z", "--full-tree", tree]
+    if len(wanted) <= MAX_PATHSPECS:
+        args += ["--", *(f":(literal){p}" for p in sorted(wanted))]
+    out = run_git(args, cwd=root, timeout=timeout).stdout
+    table: dict[str, tuple[str, str]] = {}
+    for entry in out.split(b"\0"):
+        if not entry:
+            continue
+        meta, tab, raw_path = entry.partition(b"\t")
+        fields = meta.split(b" ")
+        if not tab or len(fields) != 3:
+            raise ParseError(f"ls-tree: bad entry {entry[:120]!r}")
+        path = raw_path.decode("utf-8", "surrogateescape")
+        if path in wanted:
+            table[path] = (fields[0].decode("ascii"), fields[2].decode("ascii"))
+    return table
