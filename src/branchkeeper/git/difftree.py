@@ -86,7 +86,8 @@ def parse_raw_z(data: bytes) -> list[tuple[str, list[RawEntry]]]:
             if meta is not None:
                 break  # the path of the last entry was cut off
             raise ParseError(f"diff-tree: bad raw entry {tokens[i][:120]!r}")
-        out[-1][1].append(RawEntry(*meta.groups(), tokens[i + 1]))
+        old_mode, new_mode, old_oid, new_oid, status = meta.groups()
+        out[-1][1].append(RawEntry(old_mode, new_mode, old_oid, new_oid, status, tokens[i + 1]))
         i += 2
     return out
 
