@@ -13,7 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.gitrepo import GitRepo
+from branchkeeper.clock import NOW_ENV
+from tests.gitrepo import NOW, GitRepo
 
 
 @pytest.fixture(autouse=True)
@@ -31,6 +32,8 @@ def hermetic_git(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.M
     monkeypatch.setenv("GIT_COMMITTER_EMAIL", "committer@example.com")
     monkeypatch.setenv("GIT_EDITOR", "false")
     monkeypatch.setenv("GIT_TERMINAL_PROMPT", "0")
+    # The product's "now" is the suite's: ages never depend on how long the run has taken.
+    monkeypatch.setenv(NOW_ENV, str(NOW))
     for var in ("GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "CLAUDE_PROJECT_DIR"):
         monkeypatch.delenv(var, raising=False)
     (home / ".gitconfig").write_text(

@@ -13,7 +13,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-#: Every test repository's "now"; commits are dated relative to the real clock so ages are real.
+#: Every test repository's "now": commits are dated relative to it, and the conftest pins the
+#: product's clock (``BRANCHKEEPER_NOW``) to it, so ages are exact however long the suite runs.
 NOW = int(time.time())
 
 

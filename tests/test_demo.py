@@ -12,7 +12,6 @@ import math
 import os
 import subprocess
 import sys
-import time
 from pathlib import Path
 from types import ModuleType
 
@@ -28,6 +27,8 @@ from branchkeeper.adapters.demo_repository import (
     build_demo_repository,
     triage_counts,
 )
+from branchkeeper.clock import NOW_ENV
+from tests.gitrepo import NOW
 
 ROOT = Path(__file__).resolve().parent.parent
 BY_NAME = {b.name: b for b in DEMO_BRANCHES}
@@ -49,7 +50,9 @@ def is_ancestor(repo: Path, a: str, b: str) -> bool:
 
 @pytest.fixture(scope="module")
 def demo(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return build_demo_repository(tmp_path_factory.mktemp("demo"))
+    with pytest.MonkeyPatch.context() as patch:  # built before the per-test clock is pinned
+        patch.setenv(NOW_ENV, str(NOW))
+        return build_demo_repository(tmp_path_factory.mktemp("demo"))
 
 
 def refs(repo: Path, prefix: str) -> set[str]:
@@ -112,7 +115,7 @@ def test_parked_branch(demo: Path) -> None:
     trailers = git(demo, "log", "-1", "--format=%(trailers:key=Parked-Reason,key=Parked-By)", tip)
     assert trailers == f"Parked-Reason: {PARK_REASON}\nParked-By: Demo Agent"
     assert git(demo, "rev-parse", tip) == git(demo, "rev-parse", f"refs/remotes/origin/{row.name}")
-    age = (time.time() - int(git(demo, "log", "-1", "--format=%ct", tip))) / 86400
+    age = (NOW - int(git(demo, "log", "-1", "--format=%ct", tip))) / 86400
     assert math.isclose(age, row.day - PARK_AFTER_DAYS, abs_tol=0.5)
 
 
@@ -122,7 +125,7 @@ def test_dates_give_every_dormancy_stage(demo: Path) -> None:
         if b.kind != "open":
             continue
         tip = f"refs/remotes/origin/{b.name}" if b.remote == "only" else f"refs/heads/{b.name}"
-        ages[b.name] = (time.time() - int(git(demo, "log", "-1", "--format=%ct", tip))) / 86400
+        ages[b.name] = (NOW - int(git(demo, "log", "-1", "--format=%ct", tip))) / 86400
         assert math.isclose(ages[b.name], b.day, abs_tol=0.5), (b.name, ages[b.name])
     stages = {sum(age >= d for d in (7, 14, 30)) for age in ages.values()}
     assert stages == {0, 1, 2, 3}  # live, advisory, noisy, block (standard preset)

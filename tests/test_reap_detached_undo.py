@@ -3,8 +3,6 @@ remote-tracking ref, and its undo leaves the remote-tracking refs alone."""
 
 from __future__ import annotations
 
-import os
-import time
 from pathlib import Path
 
 import pytest
@@ -13,6 +11,7 @@ from branchkeeper.adapters.cli import main
 from branchkeeper.state.journal import Journal
 from branchkeeper.state.statedir import common_dir_of
 from tests.gitrepo import GitRepo
+from tests.reaputil import add_worktree, age_files
 
 
 def test_reap_detached_pins_head_and_undo_touches_no_remote_ref(
@@ -24,13 +23,8 @@ def test_reap_detached_pins_head_and_undo_touches_no_remote_ref(
     w.git("push", "-q", "origin", "feat")
     w.switch("main")
     wt = tmp_path / "detached-wt"
-    w.git("worktree", "add", "-q", "--detach", str(wt), "origin/feat")
-    old = time.time() - 10 * 3600
-    for p in [wt, *wt.rglob("*")]:
-        if ".git" not in p.parts:
-            os.utime(p, (old, old))
-    (w.path / ".branchkeeper.yaml").write_text("worktrees:\n  activity_window_hours: 0.0001\n")
-    time.sleep(0.5)
+    add_worktree(w, wt, "--detach", start="origin/feat", hours=10)
+    age_files(wt, 10)
     capsys.readouterr()
     assert main(["-C", str(w.path), "worktree", "reap", "--no-gh"]) == 0
     assert not wt.exists()

@@ -9,12 +9,21 @@ from pathlib import Path
 import pytest
 
 from branchkeeper.analysis.inventory import build_inventory
+from branchkeeper.clock import NOW_ENV
 from branchkeeper.git.repo import repo_facts
 from branchkeeper.git.run import processes_started
 from branchkeeper.model.config_file import load_config
 from branchkeeper.model.records import Containment
-from tests.gitrepo import GitRepo
-from tests.reaputil import add_worktree, age_files, bk, by_path, commit_in, reap_json
+from tests.gitrepo import NOW, GitRepo
+from tests.reaputil import (
+    add_worktree,
+    age_files,
+    bk,
+    by_path,
+    commit_in,
+    hours_env,
+    reap_json,
+)
 
 
 @pytest.fixture
@@ -111,21 +120,21 @@ def test_explain_lists_every_gate(repo: GitRepo, tmp_path: Path,
 
 
 def test_active_by_file_and_by_reflog(repo: GitRepo, tmp_path: Path,
-                                      capsys: pytest.CaptureFixture[str]) -> None:
+                                      capsys: pytest.CaptureFixture[str],
+                                      monkeypatch: pytest.MonkeyPatch) -> None:
     path, _ = merged_worktree(repo, tmp_path, "feat-c")
     (path / "feat-c.txt").touch()  # a file changed now
     entry = by_path(reap_json(capsys, repo, "--dry-run"))[str(path)]
     assert entry["disposition"] == "SKIP_ACTIVE"
     assert entry["reason"] == "last activity 0.0 h ago, within the 3 h activity window"
     age_files(path)
-    GitRepo(path).git("checkout", "-q", "--detach")  # a reflog entry now, no file touched
+    # a reflog entry now (the suite's now), no file touched
+    GitRepo(path).git("checkout", "-q", "--detach", env=hours_env(0))
     age_files(path)
     entry = by_path(reap_json(capsys, repo, "--dry-run"))[str(path)]
-    assert entry["disposition"] == "SKIP_ACTIVE"
-    (repo.path / ".branchkeeper.yaml").write_text("worktrees:\n  activity_window_hours: 0.0001\n")
-    repo.git("add", ".branchkeeper.yaml")
-    repo.git("commit", "-q", "-m", "cfg")
-    time.sleep(0.5)  # past the 0.36 s window, however fast the steps above ran
+    assert (entry["disposition"], entry["reason"]) == (
+        "SKIP_ACTIVE", "last activity 0.0 h ago, within the 3 h activity window")
+    monkeypatch.setenv(NOW_ENV, str(NOW + 4 * 3600))  # four hours later, by the product's clock
     entry = by_path(reap_json(capsys, repo, "--dry-run"))[str(path)]
     assert entry["disposition"] == "REMOVABLE"  # detached at a commit in origin/main
 
@@ -191,6 +200,21 @@ def test_min_age_is_explicit(repo: GitRepo, tmp_path: Path,
     entry = by_path(reap_json(capsys, repo, "--dry-run", "--min-age-hours", "48"))[str(path)]
     assert (entry["disposition"], entry["reason"]) == (
         "SKIP_ACTIVE", "added 10.0 h ago, younger than --min-age-hours 48")
+
+
+def test_ages_follow_the_product_clock_not_the_suite_s(
+        repo: GitRepo, tmp_path: Path, capsys: pytest.CaptureFixture[str],
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    # The clock is BRANCHKEEPER_NOW (the suite pins it to NOW): a day later the same worktree
+    # is 34 h old, however long the suite has been running.
+    path, _ = merged_worktree(repo, tmp_path, "feat-c")
+    monkeypatch.setenv(NOW_ENV, str(NOW + 24 * 3600))
+    entry = by_path(reap_json(capsys, repo, "--dry-run", "--min-age-hours", "48"))[str(path)]
+    assert (entry["disposition"], entry["reason"]) == (
+        "SKIP_ACTIVE", "added 34.0 h ago, younger than --min-age-hours 48")
+    monkeypatch.setenv(NOW_ENV, "not a number")  # ignored: the wall clock
+    from branchkeeper.clock import now
+    assert abs(now() - time.time()) < 60
 
 
 def test_unpushed_zero_unique_commits_is_removable(repo: GitRepo, tmp_path: Path,

@@ -22,11 +22,11 @@ from __future__ import annotations
 
 import os
 import subprocess
-import time
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 
+from branchkeeper import clock
 from branchkeeper.git.run import GitError
 
 #: The identity every demo commit carries.
@@ -172,7 +172,7 @@ class _Builder:
         self.origin = root / "origin.git"
         self.work = root / "work"
         self.env = _hermetic_env(root)
-        self.now = int(time.time())
+        self.now = int(clock.now())
         self.clock = _START_DAY + 1.0  # days before now; only moves forward in time
         self.tips: dict[str, str] = {}
         self.pushed_early: dict[str, str] = {}  # "ahead" rows: name -> pushed commit

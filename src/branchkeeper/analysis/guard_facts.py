@@ -14,11 +14,11 @@ from __future__ import annotations
 
 import os
 import posixpath
-import time
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple, cast
 
+from branchkeeper import clock
 from branchkeeper.analysis.refs import RefInfo, RefTable
 from branchkeeper.errors import BranchkeeperError
 from branchkeeper.git.locate import Repo, resolve_git_dir
@@ -321,4 +321,4 @@ def read_alias(cwd: str, name: str, *, git_dir: str | None = None) -> str | None
 
 def now() -> float:
     """Unix seconds (one place, so tests and the bench read the same clock)."""
-    return time.time()
+    return clock.now()

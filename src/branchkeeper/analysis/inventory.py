@@ -18,6 +18,7 @@ import time
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from branchkeeper import clock
 from branchkeeper.analysis.classify import Evidence, build_records
 from branchkeeper.analysis.graph import Subgraph, read_grafts, walk_subgraph
 from branchkeeper.analysis.patchids import range_line_counts
@@ -87,7 +88,7 @@ def build_inventory(
     only when the ref listing itself fails; later git failures become ``unknown`` verdicts.
     """
     started = time.monotonic()
-    now = time.time() if now is None else now
+    now = clock.now() if now is None else now
     deadline = Deadline(None if budget_ms is None else budget_ms / 1000.0)
     notes: list[str] = []
     table, default, worktrees, remote_configured = _read_refs(facts, config, notes)

@@ -10,12 +10,12 @@ gates all pass, so a degraded provider is probed at most once and only when it m
 
 from __future__ import annotations
 
-import time
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
+from branchkeeper import clock
 from branchkeeper.analysis.inventory import Inventory, build_inventory
 from branchkeeper.analysis.pr_evidence import GhProvider, NoProvider, PrAnswer, PrEvidence
 from branchkeeper.analysis.reap_gates import ReapInputs, evaluate_reap, needs_pr
@@ -125,7 +125,7 @@ def gather_one(facts: RepoFacts, wt: Worktree, *, worktrees: Sequence[Worktree],
 
     Raises :class:`GitError` when ``git status`` fails on a present directory.
     """
-    now = time.time() if settings.now is None else settings.now
+    now = clock.now() if settings.now is None else settings.now
     self_path = facts.toplevel.resolve() if facts.toplevel is not None else None
     status = ignored = None
     activity = created = None

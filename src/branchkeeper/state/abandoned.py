@@ -11,11 +11,12 @@ from __future__ import annotations
 import fcntl
 import json
 import os
-import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+from branchkeeper import clock
 
 FILE_NAME = "abandoned-at-stop.json"
 #: Entries kept at most (the oldest are dropped first).
@@ -78,7 +79,7 @@ def record_abandoned(common_dir: Path, branches: Sequence[tuple[str, Sequence[st
                      thread: str, now: float | None = None) -> None:
     """Append ``(branch, failed checks)`` pairs for ``thread``. Raises OSError when the state
     directory cannot be written."""
-    stamp = int(time.time() if now is None else now)
+    stamp = int(clock.now() if now is None else now)
     new = [Abandoned(b, thread, tuple(c), stamp) for b, c in branches]
     _locked_update(common_dir, lambda old: [*old, *new])
 

@@ -22,6 +22,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from branchkeeper import clock
 from branchkeeper.errors import BranchkeeperError
 from branchkeeper.git.run import GitError, GitExit, run_git
 
@@ -113,7 +114,7 @@ def write_creator(repo: Path, branch: str, *, session_id: str, agent_id: str, ro
     """
     if not branch_exists(repo, branch):
         return False
-    stamp = int(time.time() if now is None else now)
+    stamp = int(clock.now() if now is None else now)
     _config_write(repo, [_key(branch, CREATOR), thread_value(session_id, agent_id)])
     _config_write(repo, [_key(branch, CREATED), str(stamp)])
     _config_write(repo, [_key(branch, ROUTE), route])

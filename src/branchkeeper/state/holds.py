@@ -21,6 +21,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
+from branchkeeper import clock
 from branchkeeper.state.lock import repo_lock
 from branchkeeper.state.statedir import state_dir
 
@@ -155,7 +156,7 @@ def record_hold(common_dir: Path, path: Path | str, *, reason: str, revisit: str
         current = holds.get(key)
         if auto and current is not None and not current.auto:
             return current
-        hold = Hold(path=key, owner=owner, reason=reason, revisit=revisit, since=time.time(),
+        hold = Hold(path=key, owner=owner, reason=reason, revisit=revisit, since=clock.now(),
                     auto=auto, blockers=tuple(blockers))
         holds[key] = hold
         _write(common_dir, holds)

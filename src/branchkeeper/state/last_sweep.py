@@ -6,10 +6,10 @@ Kept apart from the inventory so that the hook path can read it without importin
 
 from __future__ import annotations
 
-import time
 from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple
 
+from branchkeeper import clock
 from branchkeeper.state.jsonfile import read_json, write_json_atomic
 
 if TYPE_CHECKING:
@@ -110,7 +110,7 @@ def read_sweep(repo: Repo) -> LastSweep:
     it is unreadable. One JSON read, no per-row work (see :class:`LastSweep`)."""
     path = Path(repo.common_dir) / "branchkeeper" / LAST_SWEEP
     try:
-        elapsed = max(0.0, (time.time() - path.stat().st_mtime) / 86400.0)
+        elapsed = max(0.0, (clock.now() - path.stat().st_mtime) / 86400.0)
     except OSError:
         return NO_SWEEP
     rows = read_last_sweep_rows(Path(repo.common_dir))

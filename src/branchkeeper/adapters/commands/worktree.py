@@ -18,6 +18,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from branchkeeper import clock
 from branchkeeper.adapters.common import stdout_console
 from branchkeeper.analysis.worktree_model import (
     RETIRE_GATES,
@@ -183,7 +184,7 @@ def run_list(args: argparse.Namespace) -> int:
     except GitError:
         times = {}
     extra = branch_inventory_for_worktrees(facts, worktrees)
-    now = time.time()
+    now = clock.now()
     records = []
     for wt in worktrees:
         inputs = gather_retire_inputs(
