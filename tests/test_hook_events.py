@@ -56,6 +56,24 @@ def test_bad_input_fails_open(raw: bytes, message: str) -> None:
     assert result.stderr.count(b"\n") == 1 and b"Traceback" not in result.stderr
 
 
+def test_malformed_input_is_logged_in_the_repository_it_ran_in(repo: GitRepo) -> None:
+    # The event JSON is unreadable, so it names no cwd: the log goes to the repository the host
+    # started the hook in (docs/claude-code-hooks.md).
+    result = run_hook("PreToolUse", None, raw=b"not json", cwd=repo.path)
+    assert (result.returncode, result.stdout) == (0, b"")
+    (line,) = (repo.path / ".git" / "branchkeeper" / "hook.log").read_text().splitlines()
+    entry = json.loads(line)
+    assert (entry["event"], entry["message"]) == (
+        "PreToolUse",
+        "malformed hook input: input is not valid JSON (Expecting value: line 1 column 1 (char 0))")
+    elsewhere = run_hook("PreToolUse", None, raw=b"[]", cwd=repo.path,
+                         env={"CLAUDE_PROJECT_DIR": str(repo.path)})
+    assert elsewhere.returncode == 0
+    log = (repo.path / ".git" / "branchkeeper" / "hook.log").read_text().splitlines()
+    assert json.loads(log[-1])["message"] == (
+        "malformed hook input: input must be a JSON object, not list")
+
+
 def test_unknown_event_fails_open() -> None:
     result = run_hook("Bogus", {"session_id": "s", "cwd": "/"})
     assert (result.returncode, result.stdout, result.stderr) == (
@@ -227,7 +245,8 @@ def test_worktree_create_and_remove(repo: GitRepo) -> None:
     assert (removed.returncode, removed.stdout) == (0, b"")
     # created by WorktreeCreate and proven merged (never moved from main): deleted behind a bundle
     assert removed.stderr.decode().startswith(
-        "branchkeeper: deleted branch worktree-feat-1 (ancestor into main); restore: git fetch ")
+        "branchkeeper: deleted branch worktree-feat-1 (merged into main: every commit is on "
+        "it); restore: git fetch ")
     assert not path.exists()
     assert not repo.has_ref("refs/heads/worktree-feat-1")
 

@@ -353,6 +353,20 @@ def _emit(response: HookResponse) -> int:
     return response.exit_code
 
 
+def _launch_dir() -> Path | None:
+    """Where the host started the hook, for the log when the event names no ``cwd`` (its JSON
+    is malformed): ``$CLAUDE_PROJECT_DIR`` when it is absolute, else the process's directory."""
+    from pathlib import Path  # a failure path: the hook's fast path never loads pathlib
+
+    project = os.environ.get("CLAUDE_PROJECT_DIR", "")
+    if project.startswith("/"):
+        return Path(project)
+    try:
+        return Path(os.getcwd())
+    except OSError:  # the directory was removed under us
+        return None
+
+
 def _failure(event_name: str, message: str, where: Path | None) -> int:
     _log(where, event_name, message)
     if event_name == "WorktreeCreate":
@@ -374,16 +388,17 @@ def main_fast(argv: list[str]) -> int:
         return _failure("?", "no hook event given", None)
     event_name = argv[0]
     if len(argv) > 1:
-        return _failure(event_name, f"unexpected arguments {argv[1:]!r}", None)
+        return _failure(event_name, f"unexpected arguments {argv[1:]!r}", _launch_dir())
     if event_name not in wire.EVENTS:
-        return _failure(event_name, f"unknown hook event {event_name!r}", None)
+        return _failure(event_name, f"unknown hook event {event_name!r}", _launch_dir())
     try:
         data = sys.stdin.buffer.read(wire.MAX_INPUT_BYTES + 1)
         event = wire.parse_event(event_name, data)
     except wire.InputError as exc:
-        return _failure(event_name, f"malformed hook input: {exc}", None)
+        return _failure(event_name, f"malformed hook input: {exc}", _launch_dir())
     except Exception as exc:
-        return _failure(event_name, f"could not read hook input: {_describe(exc)}", None)
+        return _failure(event_name, f"could not read hook input: {_describe(exc)}",
+                        _launch_dir())
     if event.hook_event_name and event.hook_event_name != event_name:
         _log(event.cwd, event_name, f"hook_event_name {event.hook_event_name!r} differs; "
                                     f"answering as {event_name}")
