@@ -42,3 +42,19 @@ def test_creation_route(world: Path, capsys: pytest.CaptureFixture[str]) -> None
 def test_nothing_to_check(world: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["check", "--cwd", str(world / "under")]) == 4
     assert "nothing to check" in capsys.readouterr().err
+
+
+def test_help_lists_every_rule_id(capsys: pytest.CaptureFixture[str]) -> None:
+    # Every rule id spelled anywhere in the guard's sources, found by reading them: a rule added
+    # later is missing from the help only if it is missing from the rule families too.
+    import re
+
+    source = Path(__file__).resolve().parent.parent / "src" / "branchkeeper" / "policy"
+    spelled = {m for f in source.glob("*.py")
+               for m in re.findall(r'"(R-[A-Z][A-Z-]*[A-Z])"', f.read_text())}
+    assert len(spelled) >= 11
+    with pytest.raises(SystemExit):
+        main(["check", "--help"])
+    epilog = capsys.readouterr().out.split("exit status:", 1)[1]
+    listed = set(re.findall(r"R-[A-Z][A-Z-]*[A-Z]", epilog.replace("\n", " ")))
+    assert listed == spelled

@@ -153,3 +153,15 @@ def _decide(plan: Plan, records: Sequence[EvacuationRecord],
     out.extend(discard_decisions(plan, repos, unparsed))
     out.extend(reset_decisions(resets, repos))
     return combine(out)
+
+
+def rule_ids() -> tuple[str, ...]:
+    """Every rule id a guard decision can carry, sorted: the ``R_*`` constants of each rule
+    family and of the decisions it combines (read from the modules, so a new rule is listed
+    wherever this is, e.g. ``branchkeeper check --help``)."""
+    from branchkeeper.policy import creation, discard, evacuation, removal, rm, stop, unread
+
+    found = {value for module in (creation, discard, evacuation, removal, rm, stop, unread)
+             for name, value in vars(module).items()
+             if name.startswith("R_") and isinstance(value, str) and value.startswith("R-")}
+    return tuple(sorted(found))

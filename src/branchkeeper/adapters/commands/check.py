@@ -13,12 +13,16 @@ import sys
 
 from branchkeeper.errors import BranchkeeperError
 
-_EPILOG = (
-    "exit status: 0 allow, 1 warn (allowed, with a message), 2 deny, 4 error.\n"
-    "rules: R-BRANCH-WIP-CAP, R-BRANCH-DORMANCY-BLOCK, R-BRANCH-DUPLICATE-STEM,\n"
-    "R-GIT-BRANCH-FORCE-DELETE, R-GIT-WORKTREE-REMOVE-FORCE, R-GIT-PUSH-DELETE-REMOTE,\n"
-    "R-GIT-EVACUATE-DESTROY, R-GIT-UNPARSED-DESTRUCTIVE (docs/guard.md)."
-)
+
+def _epilog() -> str:
+    """The exit statuses and every rule id (from the rules themselves), wrapped for a terminal."""
+    import textwrap
+
+    from branchkeeper.policy.command import rule_ids
+
+    rules = textwrap.fill("rules: " + ", ".join(rule_ids()) + " (docs/guard.md).", width=79,
+                          break_on_hyphens=False)
+    return "exit status: 0 allow, 1 warn (allowed, with a message), 2 deny, 4 error.\n" + rules
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -29,7 +33,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
             "Decide COMMAND as if a coding agent in DIR were about to run it: creation routes "
             "(WIP cap, dormancy block, duplicate stem), lossless force removal, remote deletes "
             "and evacuate-then-destroy. Prints the decision; nothing is run."),
-        epilog=_EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter,
+        epilog=_epilog(), formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     p.add_argument("--cwd", metavar="DIR", default=None,
                    help="the directory the command would run in (default: -C, else the "
