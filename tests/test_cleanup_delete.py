@@ -139,7 +139,7 @@ def test_allow_unproven_needs_a_person(tmp_path: Path, capsys: pytest.CaptureFix
     repo.commit("w", files={"w.txt": "w\n"}, days_ago=1)
     repo.switch("main")
     code, out, err = cli(capsys, repo, "delete", "--allow-unproven", "wip")
-    assert (code, out, err) == (4, "", "branchkeeper: error: --allow-unproven needs --reason "
+    assert (code, out, err) == (2, "", "branchkeeper: error: --allow-unproven needs --reason "
                                        "TEXT\n")
     code, out, err = cli(capsys, repo, "delete", "--allow-unproven", "--reason", "scratch", "wip")
     assert (code, out) == (5, "")

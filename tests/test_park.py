@@ -74,9 +74,11 @@ def test_park_refuses_bad_input(remote_and_clone: tuple[GitRepo, GitRepo],
     _, w = remote_and_clone
     w.git("branch", "-q", "x")
     capsys.readouterr()
-    assert main(["-C", str(w.path), "park", "x"]) == 4
+    assert main(["-C", str(w.path), "park", "x"]) == 2  # a usage error (README)
     assert capsys.readouterr().err == (
         "branchkeeper: error: park needs --reason TEXT (why the branch waits)\n")
+    assert main(["-C", str(w.path), "park", "--clear", "x", "--reason", "r"]) == 2
+    assert capsys.readouterr().err == "branchkeeper: error: --clear takes no --reason\n"
     assert main(["-C", str(w.path), "park", "x", "--reason", "two\nlines"]) == 4
     assert capsys.readouterr().err == (
         "branchkeeper: error: --reason must be one line without control characters\n")

@@ -18,6 +18,8 @@ class ExitCode(IntEnum):
     FINDINGS = 1
     #: ``check``: deny; also argparse's usage error.
     DENY = 2
+    #: a command-line usage error (the same status as argparse's).
+    USAGE = 2
     #: ``worktree retire``: a hold was recorded instead of removing.
     HELD = 3
     #: an error the user can act on (message printed).
@@ -32,6 +34,13 @@ class BranchkeeperError(Exception):
     """An error with a message meant for a person, and the exit code to leave with."""
 
     exit_code: ExitCode = ExitCode.ERROR
+
+
+class UsageError(BranchkeeperError):
+    """The command line is incomplete or contradictory (a missing option, two that exclude each
+    other); exits 2 like argparse's own usage errors."""
+
+    exit_code = ExitCode.USAGE
 
 
 class NotARepositoryError(BranchkeeperError):

@@ -15,7 +15,7 @@ from branchkeeper.actions.cleanup import Plan
 from branchkeeper.actions.cleanup_exec import Outcome
 from branchkeeper.actions.cleanup_run import run_delete
 from branchkeeper.adapters.common import open_repository
-from branchkeeper.errors import BranchkeeperError, ExitCode, RefusedError
+from branchkeeper.errors import ExitCode, RefusedError, UsageError
 from branchkeeper.render.cleanup import outcome_json, render_text
 
 #: The word a person types to delete unproven work.
@@ -93,9 +93,9 @@ def emit(outcome: Outcome, *, as_json: bool, code: int) -> None:
 
 def run(args: argparse.Namespace) -> int:
     if args.allow_unproven and not (args.reason or "").strip():
-        raise BranchkeeperError("--allow-unproven needs --reason TEXT")
+        raise UsageError("--allow-unproven needs --reason TEXT")
     if args.reason and not args.allow_unproven:
-        raise BranchkeeperError("--reason is only used with --allow-unproven")
+        raise UsageError("--reason is only used with --allow-unproven")
     facts, loaded = open_repository(args)
     outcome = run_delete(
         facts, loaded.config, args.names, remote=args.remote,

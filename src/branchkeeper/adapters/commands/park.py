@@ -8,7 +8,7 @@ import sys
 
 from branchkeeper.actions.park import ParkResult, clear, park
 from branchkeeper.adapters.common import open_repository
-from branchkeeper.errors import BranchkeeperError, ExitCode, RefusedError
+from branchkeeper.errors import ExitCode, RefusedError, UsageError
 from branchkeeper.git.repo import RepoFacts
 from branchkeeper.model.config import Config
 
@@ -54,18 +54,18 @@ def _refusal(name: str, facts: RepoFacts, config: Config) -> str | None:
 
 
 def run(args: argparse.Namespace) -> int:
+    if args.clear and args.reason:
+        raise UsageError("--clear takes no --reason")
+    if not args.clear and not args.reason:
+        raise UsageError("park needs --reason TEXT (why the branch waits)")
     facts, loaded = open_repository(args)
     remote = loaded.config.branches.remote
     why = _refusal(args.name, facts, loaded.config)
     if why is not None:
         raise RefusedError(f"{args.name} cannot be parked: {why}; only work branches are")
     if args.clear:
-        if args.reason:
-            raise BranchkeeperError("--clear takes no --reason")
         result = clear(facts, args.name, by=args.by, remote=remote, push=not args.no_push)
     else:
-        if not args.reason:
-            raise BranchkeeperError("park needs --reason TEXT (why the branch waits)")
         result = park(facts, args.name, reason=args.reason, by=args.by, remote=remote,
                       push=not args.no_push)
     _print(result, cleared=args.clear, as_json=args.json, remote=remote)

@@ -21,7 +21,7 @@ from branchkeeper.analysis.report import (
     read_config,
     run_all,
 )
-from branchkeeper.errors import BranchkeeperError, ExitCode
+from branchkeeper.errors import BranchkeeperError, ExitCode, UsageError
 
 
 def register(sub: Any) -> None:
@@ -63,7 +63,7 @@ def run(args: argparse.Namespace) -> int:
                                     f"{cfg} (branchkeeper report --init-config creates it)")
         repos, roots = read_config(cfg)
     if args.max_repos is not None and args.max_repos < 1:
-        raise BranchkeeperError("--max-repos must be at least 1")
+        raise UsageError("--max-repos must be at least 1")
     paths = discover(repos, roots, max_repos=args.max_repos)
     if not paths:
         raise BranchkeeperError("no repositories found")

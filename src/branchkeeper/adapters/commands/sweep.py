@@ -14,7 +14,7 @@ from branchkeeper.adapters.common import (
     stdout_console,
 )
 from branchkeeper.analysis.inventory import Inventory, build_inventory
-from branchkeeper.errors import BranchkeeperError, ExitCode
+from branchkeeper.errors import ExitCode, UsageError
 from branchkeeper.git.repo import repo_facts
 from branchkeeper.model.records import Stage
 from branchkeeper.render.sweep import inventory_json, render_text
@@ -99,7 +99,7 @@ def run(args: argparse.Namespace) -> int:
     if getattr(args, "clean", False):
         return run_clean(args)
     if getattr(args, "dry_run", False):
-        raise BranchkeeperError("--dry-run is used with --clean")
+        raise UsageError("--dry-run is used with --clean")
     inv = _inventory(None, args, budget_ms=args.budget_ms, use_cache=not args.no_cache)
     code = exit_code(inv, fail_on_risk=args.fail_on_risk)
     args.exit_code_hint = code  # known before printing (see cli: a closed pipe keeps it)

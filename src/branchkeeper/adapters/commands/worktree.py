@@ -29,7 +29,7 @@ from branchkeeper.analysis.worktree_model import (
     gather_retire_inputs,
 )
 from branchkeeper.analysis.worktree_status import IgnoredRules, commit_times
-from branchkeeper.errors import BranchkeeperError, ExitCode
+from branchkeeper.errors import BranchkeeperError, ExitCode, UsageError
 from branchkeeper.git.repo import RepoFacts, Worktree, list_worktrees, repo_facts
 from branchkeeper.git.run import GitError, run_git
 from branchkeeper.git.types import Oid
@@ -270,7 +270,7 @@ def run_retire(args: argparse.Namespace) -> int:
     if args.list_holds:
         return _list_holds(args, facts)
     if not args.path:
-        raise BranchkeeperError("worktree retire needs PATH (or --list-holds)")
+        raise UsageError("worktree retire needs PATH (or --list-holds)")
     if args.release:
         return _release(args, facts, base)
     worktrees = list_worktrees(facts)
@@ -278,7 +278,7 @@ def run_retire(args: argparse.Namespace) -> int:
     owner = args.owner or hold_store.default_owner(facts.root)
     if args.hold:
         if not args.reason or not args.revisit:
-            raise BranchkeeperError("--hold needs --reason TEXT and --revisit EVENT")
+            raise UsageError("--hold needs --reason TEXT and --revisit EVENT")
         hold = hold_store.record_hold(facts.common_dir, str(wt.path), reason=args.reason,
                                       revisit=args.revisit, owner=owner, auto=False)
         _emit_notes()
