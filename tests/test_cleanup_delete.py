@@ -41,7 +41,7 @@ def test_squash_merged_c08_whole_output_and_undo(tmp_path: Path,
     assert (code, err) == (0, "")
     assert norm(out) == (
         "delete: 1 branch (default branch main)\n"
-        f"  deleted        feature  {tip}  squash_merged into main as {squash[:10]}\n"
+        f"  deleted        feature  {tip}  squash-merged into main as {squash[:10]}\n"
         "      restore: git fetch BUNDLE refs/heads/feature:refs/heads/feature\n"
         "bundle: BUNDLE (compact, N bytes, verified)\n"
         "journal: operation OPID; undo: branchkeeper undo OPID\n"
@@ -66,7 +66,7 @@ def test_c09_hostile_diff_settings_same_verdict(tmp_path: Path,
     assert code == 0
     assert doc["branches"] == [{
         "name": "feature", "remote": None, "tip": repo.rev("feature"), "action": "delete",
-        "reason": f"squash_merged into main as {squash[:10]}",
+        "reason": f"squash-merged into main as {squash[:10]}",
         "proof": {"kind": "squash_merged", "base": "refs/heads/main", "landed_as": squash},
         "worktree": None, "blocking": [], "restore": None}]
     assert (doc["operation"], doc["bundle"], doc["refused"], doc["exit"]) == (None, None, None, 0)
@@ -122,7 +122,7 @@ def test_unproven_refuses_whole_batch(tmp_path: Path, capsys: pytest.CaptureFixt
     assert (code, err) == (5, "")
     assert out == (
         "delete: 4 branches (default branch main)\n"
-        f"  not deleted    done  {main_tip}  ancestor into main\n"
+        f"  not deleted    done  {main_tip}  merged into main: every commit is on it\n"
         "  refused        ghost  -  no such local branch\n"
         f"  refused        main  {main_tip}  refused: the default branch\n"
         f"  SKIP_UNPROVEN  wip  {short(repo, 'wip')}  no proof holds: the branch has commits "
@@ -254,7 +254,7 @@ def test_compact_and_full_bundles(tmp_path: Path, capsys: pytest.CaptureFixture[
     _squashed(repo, "q")
     code, out, _ = cli(capsys, repo, "delete", "p", "q")
     assert code == 0
-    assert "(full, N bytes, verified)\nnote: full bundle: a compact bundle could not carry " \
-        "every ref\n" in norm(out)
+    assert "(full, N bytes, verified)\nnote: full bundle: a smaller bundle without the " \
+        "default branch's history would have left out some branches\n" in norm(out)
     code, _out, _ = cli(capsys, repo, "undo")
     assert code == 0 and branches(repo) == ["main", "p", "q"]

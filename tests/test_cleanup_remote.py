@@ -33,10 +33,11 @@ def test_remote_delete_proven_then_undo(remote_and_clone: tuple[GitRepo, GitRepo
     assert (code, err) == (0, "")
     assert norm(out) == (
         "delete: 1 branch (default branch main)\n"
-        f"  deleted        done  {tip[:10]}  ancestor into origin/main\n"
+        f"  deleted        done  {tip[:10]}  merged into origin/main: every commit is on it\n"
         "      restore: git fetch BUNDLE refs/heads/done:refs/heads/done\n"
         "remote origin:\n"
-        f"  deleted        origin/done  {tip[:10]}  ancestor into origin/main\n"
+        f"  deleted        origin/done  {tip[:10]}  merged into origin/main: every commit is on "
+        "it\n"
         f"      restore: git push origin {tip}:refs/heads/done\n"
         "bundle: BUNDLE (compact, N bytes, verified)\n"
         "journal: operation OPID; undo: branchkeeper undo OPID\n"
@@ -88,7 +89,7 @@ def test_remote_moved_on_server_left_alone(remote_and_clone: tuple[GitRepo, GitR
     code, doc = cli_json(capsys, w, "delete", "--remote", "a", "b")
     assert code == 5
     assert [(i["name"], i["action"], i["reason"]) for i in doc["remote"]] == [
-        ("a", "deleted", "ancestor into origin/main"),
+        ("a", "deleted", "merged into origin/main: every commit is on it"),
         ("b", "raced", f"moved on the server to {late}; left alone")]
     assert bare.rev("refs/heads/b") == late
     assert _remote_heads(bare) == ["b", "main"]

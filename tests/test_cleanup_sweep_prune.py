@@ -41,7 +41,7 @@ def test_c02_gone_is_not_merged(remote_and_clone: tuple[GitRepo, GitRepo], tmp_p
     assert (code, err) == (0, "")
     assert out == (
         "dry run: sweep-clean: 3 branches (default branch main)\n"
-        f"  would delete   A  {a}  ancestor into origin/main\n"
+        f"  would delete   A  {a}  merged into origin/main: every commit is on it\n"
         f"  kept           B  {b}  live\n"
         f"  kept           main  {main}  default\n"
     )
@@ -49,7 +49,7 @@ def test_c02_gone_is_not_merged(remote_and_clone: tuple[GitRepo, GitRepo], tmp_p
     assert (code, err) == (0, "")
     assert norm(out) == (
         "sweep-clean: 3 branches (default branch main)\n"
-        f"  deleted        A  {a}  ancestor into origin/main\n"
+        f"  deleted        A  {a}  merged into origin/main: every commit is on it\n"
         "      restore: git fetch BUNDLE refs/heads/A:refs/heads/A\n"
         f"  kept           B  {b}  live\n"
         f"  kept           main  {main}  default\n"
@@ -124,7 +124,7 @@ def test_prune_fetch_failure_content_tier_and_unresolved(tmp_path: Path,
     assert doc["notes"][0].startswith("fetch from origin failed (git failed: git fetch --prune")
     assert doc["notes"][0].endswith("; pruning on local data")
     assert [(i["name"], i["action"], i["reason"]) for i in doc["branches"]] == [
-        ("content", "deleted", "content_on_base into main"),
+        ("content", "deleted", "every file it changed is identical on main"),
         ("main", "refused", "refused: the default branch")]
     code, _out, _ = cli(capsys, repo, "undo")
     assert code == 0

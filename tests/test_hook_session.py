@@ -186,7 +186,8 @@ def test_worktree_create_remove_pair(remote_and_clone: tuple[GitRepo, GitRepo]) 
                                                       worktree_path=str(path)))
     assert (removed.returncode, removed.stdout) == (0, b"")
     assert removed.stderr.decode().startswith(
-        "branchkeeper: deleted branch worktree-w1 (ancestor into main); restore: git fetch ")
+        "branchkeeper: deleted branch worktree-w1 (merged into main: every commit is on it); "
+        "restore: git fetch ")
     assert not path.exists() and not work.has_ref("refs/heads/worktree-w1")
 
 

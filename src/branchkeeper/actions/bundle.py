@@ -197,7 +197,8 @@ def create_bundle(repo: Path, common_dir: Path, refs: Mapping[str, Oid], *, base
                 compact = True
             else:
                 path.unlink(missing_ok=True)
-                note = "full bundle: a compact bundle could not carry every ref"
+                note = ("full bundle: a smaller bundle without the default branch's history would "
+                        "have left out some branches")
         else:
             note = "full bundle: git refused a compact bundle"
     if not compact:

@@ -38,10 +38,22 @@ class TipProof:
         return self.proof is not None
 
 
+#: Each proof in plain words; ``{base}`` is the short name of the ref it was proven against.
+_PLAIN = {
+    "ancestor": "merged into {base}: every commit is on it",
+    "patch_equivalent": "rebase-merged into {base}: every commit is on it as a copy",
+    "squash_merged": "squash-merged into {base}",
+    "tip_subsumed": "landed on {base} inside a later branch",
+    "content_on_base": "every file it changed is identical on {base}",
+}
+
+
 def describe(proof: Proof) -> str:
-    """``squash_merged into origin/main as 1a2b3c4d5e``-style text for one proof."""
+    """One proof in plain words: ``merged into origin/main: every commit is on it``,
+    ``squash-merged into origin/main as 1a2b3c4d5e`` (the commit it landed as, where one is
+    known)."""
     base = proof.base.removeprefix("refs/remotes/").removeprefix("refs/heads/")
-    text = f"{proof.kind.value} into {base}"
+    text = _PLAIN.get(proof.kind.value, proof.kind.value + " into {base}").format(base=base)
     if proof.landed_as is not None:
         text += f" as {proof.landed_as.short}"
     return text
