@@ -381,6 +381,11 @@ def test_bare_server_has_no_lost_work_risk(remote_and_clone: tuple[GitRepo, GitR
     assert doc["summary"]["lost_work_risk"] == 0
     rec = next(b for b in doc["branches"] if b["name"] == "feat")
     assert (rec["state"], rec["containment"], rec["unpushed"]) == ("live", None, None)
+    capsys.readouterr()
+    assert main(["-C", str(bare.path), "sweep"]) == 0
+    head = capsys.readouterr().out.splitlines()[0]
+    assert head == (f"{bare.path}  default: main  remote: none ('origin' is not configured)  "
+                    "dormancy: 7/14/30 days (standard)")
 
 
 def test_local_default_ahead_of_its_remote_is_lost_work_risk(

@@ -59,6 +59,8 @@ class Inventory:
     notes: list[str] = field(default_factory=list)
     elapsed_s: float = 0.0
     verdicts: dict[Oid, TipVerdict] = field(default_factory=dict)
+    #: False when ``branches.remote`` names no remote of this repository
+    remote_configured: bool = True
 
     def summary(self) -> dict[str, int]:
         """Count per state (every state listed) plus ``lost_work_risk``."""
@@ -116,6 +118,7 @@ def build_inventory(
         facts=facts, config=config, remote=config.branches.remote, default=default,
         records=records, worktrees=worktrees, bases=[*default_bases, *line_bases], notes=notes,
         elapsed_s=time.monotonic() - started, verdicts=verdicts,
+        remote_configured=remote_configured,
     )
 
 

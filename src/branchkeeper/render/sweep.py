@@ -113,7 +113,8 @@ def render_text(inv: Inventory, console: Console, *, show_all: bool = False) -> 
     d = inv.config.branches.dormancy
     head = Text()
     head.append(f"{inv.facts.main_root}", style="bold")
-    head.append(f"  default: {inv.default.name or 'UNRESOLVED'}  remote: {inv.remote}  "
+    remote = inv.remote if inv.remote_configured else f"none ({inv.remote!r} is not configured)"
+    head.append(f"  default: {inv.default.name or 'UNRESOLVED'}  remote: {remote}  "
                 f"dormancy: {d.effective_advisory_days}/{d.effective_noisy_days}/"
                 f"{d.effective_block_days} days ({d.preset})")
     console.print(head)
