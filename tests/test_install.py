@@ -55,7 +55,11 @@ def test_install_fresh_then_idempotent_then_uninstall(repo: GitRepo) -> None:
     assert removed.returncode == 0
     assert removed.stdout.splitlines()[0] == (
         "- PreToolUse [Bash|Agent|Task]: branchkeeper hook PreToolUse (timeout 10 s)")
-    assert json.loads(settings.read_text()) == {}
+    assert removed.stdout.splitlines()[-1] == (
+        f"removed {settings} (it held only branchkeeper's hooks)")
+    assert not settings.exists()  # install created it; nothing of anyone else's was in it
+    again = bk("uninstall", cwd=repo.path)
+    assert (again.returncode, again.stdout) == (0, f"{settings}: does not exist; nothing changed\n")
 
 
 def test_foreign_settings_survive_a_round_trip(repo: GitRepo) -> None:
@@ -139,8 +143,7 @@ def test_command_path_with_spaces_is_quoted_and_uninstalls(tmp_path: Path) -> No
                 for h in g["hooks"]}
     assert f"'{prog}' hook PreToolUse" in commands
     assert _sp.run([*run, "uninstall"], capture_output=True).returncode == 0
-    left = _json.loads((repo / ".claude" / "settings.json").read_text())
-    assert left.get("hooks", {}) == {}
+    assert not (repo / ".claude" / "settings.json").exists()  # it held only our hooks
 
 
 def test_install_byte_compiles_the_hook_path(repo: GitRepo, tmp_path: Path) -> None:
@@ -159,3 +162,13 @@ def test_install_byte_compiles_the_hook_path(repo: GitRepo, tmp_path: Path) -> N
     assert install().returncode == 0
     assert [p.name for p in prefix.rglob("creation.*.pyc")] == [
         f"creation.{sys.implementation.cache_tag}.pyc"]
+
+
+@pytest.mark.parametrize("argv", [["install"], ["uninstall"], ["config"], ["config", "check"],
+                                  ["config", "show"], ["config", "init"]])
+def test_help_has_a_description(argv: list[str], tmp_path: Path) -> None:
+    out = bk(*argv, "--help", cwd=tmp_path).stdout
+    usage, description = out.split("\n\n")[:2]
+    assert usage.startswith(f"usage: branchkeeper {' '.join(argv)}")
+    assert not description.startswith(("options:", "positional arguments:"))
+    assert len(description.split()) >= 8, description

@@ -48,14 +48,26 @@ def register(subparsers: Any) -> None:
     """Add ``config`` and its three subcommands to the ``branchkeeper`` parser."""
     parser = subparsers.add_parser(
         "config", help="check, show or create .branchkeeper.yaml",
-        description="Check, show or create the repository's .branchkeeper.yaml.")
+        description="Check, show or create the repository's .branchkeeper.yaml (at the top "
+                    "level of the repository; every key is documented in "
+                    "docs/configuration.md). A repository without the file gets every default.")
     sub = parser.add_subparsers(dest="config_command", metavar="SUBCOMMAND", required=True)
-    check = sub.add_parser("check", help="validate .branchkeeper.yaml")
+    check = sub.add_parser(
+        "check", help="validate .branchkeeper.yaml",
+        description="Validate .branchkeeper.yaml: exit 0 when it is valid (or absent: every "
+                    "default applies), exit 4 with one line naming the file, line, key and "
+                    "problem otherwise.")
     check.set_defaults(func=run_check)
-    show = sub.add_parser("show", help="every effective value and where it came from")
+    show = sub.add_parser(
+        "show", help="every effective value and where it came from",
+        description="Print every configuration key with its effective value and where it "
+                    "came from: default, file, or preset:<name> (dormancy days).")
     show.add_argument("--json", action="store_true", help="print one JSON object")
     show.set_defaults(func=run_show)
-    init = sub.add_parser("init", help="write a commented starter .branchkeeper.yaml")
+    init = sub.add_parser(
+        "init", help="write a commented starter .branchkeeper.yaml",
+        description="Write a commented .branchkeeper.yaml listing every key at its default; "
+                    "an existing file is never overwritten.")
     init.set_defaults(func=run_init)
 
 

@@ -110,6 +110,17 @@ def run_uninstall(args: argparse.Namespace) -> int:
         print(f"{path}: does not exist; nothing changed")
         return int(ExitCode.OK)
     settings, changes = core.unmerge(core.load_settings(path))
+    if changes and not settings:
+        # Nothing but our entries was in it (install created it): an empty settings file says
+        # no more than no file, so it goes rather than staying behind as "{}".
+        for change in changes:
+            print(change.render())
+        if args.dry_run:
+            print(f"dry run: {path} would be removed (it holds only branchkeeper's hooks)")
+            return int(ExitCode.OK)
+        path.unlink()
+        print(f"removed {path} (it held only branchkeeper's hooks)")
+        return int(ExitCode.OK)
     return _finish(path, changes, dry_run=args.dry_run, settings=settings, verb="uninstalled")
 
 
@@ -122,12 +133,21 @@ def _common(parser: argparse.ArgumentParser) -> None:
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add the ``install`` and ``uninstall`` commands."""
-    install = subparsers.add_parser("install", help="install the Claude Code hooks")
+    install = subparsers.add_parser(
+        "install", help="install the Claude Code hooks",
+        description="Merge one branchkeeper entry per Claude Code hook event into the scope's "
+                    "settings file (project: .claude/settings.json), keeping every other setting "
+                    "and hook; running it twice changes nothing. Each entry runs "
+                    "`branchkeeper hook EVENT`. See docs/claude-code-hooks.md.")
     _common(install)
     install.add_argument("--command", default=core.DEFAULT_PROGRAM, metavar="CMD",
                          help="program the hooks run: 'branchkeeper' (default), a shell-quoted "
                               "prefix, or 'absolute' for this installation's absolute path")
     install.set_defaults(func=run_install)
-    uninstall = subparsers.add_parser("uninstall", help="remove the Claude Code hooks")
+    uninstall = subparsers.add_parser(
+        "uninstall", help="remove the Claude Code hooks",
+        description="Remove branchkeeper's entries (only those) from the scope's settings file; "
+                    "a file left holding nothing else is removed. Every other setting and hook "
+                    "stays.")
     _common(uninstall)
     uninstall.set_defaults(func=run_uninstall)
