@@ -1,7 +1,8 @@
 """The SessionStart text (issue 6, section 1; first document, section 4 "Stages").
 
 Order: LOST WORK RISK first, in capitals, on every source, each with its push command; branches
-abandoned at stop; dormant branches at the block and noisy stages on every source; advisory
+abandoned at stop, stopped by an error, or left when a session ended; dormant branches at the
+block and noisy stages on every source; advisory
 ones only on a new session (``source == "startup"``); open holds; merged branches waiting for
 ``branchkeeper sweep --clean``; then one counts line. At most :data:`MAX_LINES` branch lines
 (plus "and N more"). Empty when there is nothing to say. Every command is shell-quoted.
@@ -13,10 +14,17 @@ from collections import Counter
 
 from branchkeeper.analysis.session_summary import SessionSummary, SummaryRow
 from branchkeeper.shell.quoting import git_cmd, shell_quote
+from branchkeeper.state.abandoned import SESSION_END, STOP, STOP_FAILURE
 
 #: Branch lines shown at most; the rest are counted.
 MAX_LINES = 20
 _STAGE_ORDER = {"block": 0, "noisy": 1, "advisory": 2}
+#: The abandoned-at-stop entries by cause, in the order they are listed.
+_ABANDONED_HEADS = (
+    (STOP, "Abandoned at stop (the Stop guard gave way; finish them):"),
+    (STOP_FAILURE, "Stopped by an error before finishing (finish them):"),
+    (SESSION_END, "Left unfinished when a session ended (finish them):"),
+)
 
 
 def _age(row: SummaryRow) -> str:
@@ -59,10 +67,12 @@ def session_start_text(summary: SessionSummary, *, source: str) -> str:
         lines.append(f"LOST WORK RISK: {len(lost)} branch(es) hold commits no remote-tracking "
                      "ref contains; push them now:")
         add([f"  {r.name} ({_age(r)}): {git_cmd('push', '-u', remote, r.name)}" for r in lost])
-    if summary.abandoned:
-        lines.append("Abandoned at stop (the Stop guard gave way; finish them):")
-        add([f"  {a.branch}: {', '.join(a.checks) or 'unfinished'} (thread {a.thread})"
-             for a in summary.abandoned])
+    for cause, head in _ABANDONED_HEADS:
+        entries = [a for a in summary.abandoned if a.cause == cause]
+        if entries:
+            lines.append(head)
+            add([f"  {a.branch}: {', '.join(a.checks) or 'unfinished'} (thread {a.thread})"
+                 for a in entries])
     shown_stages = ("block", "noisy", "advisory") if source == "startup" else ("block", "noisy")
     dormant = sorted((r for r in rows if r.state == "dormant" and r.stage in shown_stages
                       and r.containment != "nowhere"),

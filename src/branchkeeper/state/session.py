@@ -14,7 +14,10 @@ Fields (spec sections 6 and 13):
 - ``evacuations``: key -> list of evacuation records; the key is ``turn:<n>`` on the main thread
   and ``agent:<agent_id>`` for a sub-agent (its lifetime is its turn);
 - ``stop_blocks``: thread key (``main`` or ``agent:<id>``) -> consecutive Stop blocks;
-- ``rate``: key -> unix time of the last noisy message (at most one per period).
+- ``rate``: key -> unix time of the last noisy message (at most one per period);
+- ``isolated_spawns``: agent spawns into a new worktree allowed but whose worktree was not made
+  yet; ``pending_worktrees``: worktrees made for such spawns, waiting for their sub-agent's
+  start event to bind them (both optional in the file: older files read as 0 and ``[]``).
 
 Files untouched for :data:`EXPIRY_S` are removed opportunistically, at most once an hour and
 at most :data:`EXPIRY_SCAN_LIMIT` directory entries per call.
@@ -74,13 +77,15 @@ class SessionState:
     A plain class, not a dataclass: the hook imports this module on every tool call. Equal when
     every field is equal."""
 
-    __slots__ = ("evacuations", "rate", "session_id", "stop_blocks", "touched", "turn")
+    __slots__ = ("evacuations", "isolated_spawns", "pending_worktrees", "rate", "session_id",
+                 "stop_blocks", "touched", "turn")
 
     def __init__(self, session_id: str, turn: int = 0,
                  touched: dict[str, list[str]] | None = None,
                  evacuations: dict[str, list[dict[str, Any]]] | None = None,
                  stop_blocks: dict[str, int] | None = None,
-                 rate: dict[str, float] | None = None) -> None:
+                 rate: dict[str, float] | None = None, isolated_spawns: int = 0,
+                 pending_worktrees: list[str] | None = None) -> None:
         self.session_id = session_id
         self.turn = turn
         self.touched: dict[str, list[str]] = {} if touched is None else touched
@@ -88,10 +93,13 @@ class SessionState:
             else evacuations
         self.stop_blocks: dict[str, int] = {} if stop_blocks is None else stop_blocks
         self.rate: dict[str, float] = {} if rate is None else rate
+        self.isolated_spawns = isolated_spawns
+        self.pending_worktrees: list[str] = [] if pending_worktrees is None \
+            else pending_worktrees
 
     def _values(self) -> tuple[Any, ...]:
         return (self.session_id, self.turn, self.touched, self.evacuations, self.stop_blocks,
-                self.rate)
+                self.rate, self.isolated_spawns, self.pending_worktrees)
 
     def __eq__(self, other: object) -> bool:  # defining it leaves the class unhashable
         if not isinstance(other, SessionState) or other.__class__ is not self.__class__:
@@ -101,7 +109,9 @@ class SessionState:
     def __repr__(self) -> str:
         return (f"SessionState(session_id={self.session_id!r}, turn={self.turn!r}, "
                 f"touched={self.touched!r}, evacuations={self.evacuations!r}, "
-                f"stop_blocks={self.stop_blocks!r}, rate={self.rate!r})")
+                f"stop_blocks={self.stop_blocks!r}, rate={self.rate!r}, "
+                f"isolated_spawns={self.isolated_spawns!r}, "
+                f"pending_worktrees={self.pending_worktrees!r})")
 
     # -- turn and keys ----------------------------------------------------------------------
     def advance_turn(self) -> int:
@@ -162,6 +172,17 @@ class SessionState:
         self.rate[key] = now
         return True
 
+    # -- worktrees made for sub-agents --------------------------------------------------------
+    def add_pending_worktree(self, path: str) -> None:
+        """A worktree made for an isolated spawn, waiting for its sub-agent's start."""
+        if path not in self.pending_worktrees:
+            self.pending_worktrees.append(path)
+
+    def take_pending_worktrees(self) -> list[str]:
+        """Every pending worktree, oldest first; none is pending afterwards."""
+        taken, self.pending_worktrees = self.pending_worktrees, []
+        return taken
+
     # -- serialisation ------------------------------------------------------------------------
     def to_json(self) -> dict[str, Any]:
         return {
@@ -172,6 +193,8 @@ class SessionState:
             "evacuations": self.evacuations,
             "stop_blocks": self.stop_blocks,
             "rate": self.rate,
+            "isolated_spawns": self.isolated_spawns,
+            "pending_worktrees": self.pending_worktrees,
         }
 
     @classmethod
@@ -204,7 +227,14 @@ class SessionState:
             isinstance(v, int | float) and not isinstance(v, bool) for v in rate.values()
         ):
             raise ValueError("bad rate map")
-        return cls(session_id, turn, touched, evac, blocks, {k: float(v) for k, v in rate.items()})
+        spawns = data.get("isolated_spawns", 0)
+        if not isinstance(spawns, int) or isinstance(spawns, bool) or spawns < 0:
+            raise ValueError("bad isolated_spawns counter")
+        pending = data.get("pending_worktrees", [])
+        if not isinstance(pending, list) or not all(isinstance(p, str) for p in pending):
+            raise ValueError("bad pending_worktrees list")
+        return cls(session_id, turn, touched, evac, blocks, {k: float(v) for k, v in rate.items()},
+                   spawns, pending)
 
 
 class SessionStore:
