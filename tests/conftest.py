@@ -34,7 +34,10 @@ def hermetic_git(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.M
     monkeypatch.setenv("GIT_TERMINAL_PROMPT", "0")
     # The product's "now" is the suite's: ages never depend on how long the run has taken.
     monkeypatch.setenv(NOW_ENV, str(NOW))
-    for var in ("GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "CLAUDE_PROJECT_DIR"):
+    # Nothing of the host the suite itself runs under may reach a hook (it tells hosts apart).
+    for var in ("GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "CLAUDE_PROJECT_DIR",
+                "CLAUDE_CODE_CHILD_SESSION", "CURSOR_VERSION", "CURSOR_PROJECT_DIR",
+                "GEMINI_SESSION_ID", "COPILOT_HOME"):
         monkeypatch.delenv(var, raising=False)
     (home / ".gitconfig").write_text(
         "[init]\n\tdefaultBranch = main\n[protocol \"file\"]\n\tallow = always\n"

@@ -11,7 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from branchkeeper.adapters.claude.events import needs_guard
+from branchkeeper.adapters.hooks.fast import silent
+from branchkeeper.adapters.hooks.glue import needs_guard
+from branchkeeper.adapters.hosts import HOSTS
 from branchkeeper.git.run import processes_started
 from branchkeeper.policy.command import decide_command
 from branchkeeper.policy.decision import EvacuationRecord
@@ -588,13 +590,43 @@ def test_nested_shells_past_the_walker_depth(world: Path) -> None:
     assert "nested too deeply" in d.reason
 
 
+def _raw_events(command: str, cwd: str) -> list[tuple[str, str, bytes]]:
+    """(host, event, stdin bytes) of every host's shell pre-tool event carrying ``command``."""
+    import json
+
+    out = []
+    for name, load in HOSTS.items():
+        host = load()
+        for event, spec in host.FAST.items():
+            if spec[3] != "pre":
+                continue
+            payload: dict[str, object] = {"session_id": "s", "cwd": cwd}
+            inner: dict[str, object] = {}
+            target: dict[str, object] = payload
+            for key in spec[2][:-1]:
+                target[key] = inner
+                target = inner
+            target[spec[2][-1]] = command
+            if spec[0] is not None:
+                payload[spec[0]] = sorted(spec[1])[0]
+            out.append((name, event, json.dumps(payload).encode()))
+    return out
+
+
 def test_hook_fast_path_never_skips_a_judgement(world: Path) -> None:
-    """The hook answers some commands without the guard (``events.needs_guard`` False); for
-    every corpus command the guard refuses, warns on or adds context to, it must not."""
+    """The hook answers some commands without the guard (``glue.needs_guard`` False, and the
+    raw-bytes fast path of every host); for every corpus command the guard refuses, warns on or
+    adds context to, neither may."""
     skipped = []
     for repo, command, _, _ in CASES:
         text, cwd = rel(world, command), str(world / repo)
         d = decide_command(text, cwd=cwd)
-        if (d.verdict.value != "allow" or d.text) and not needs_guard(text, cwd=cwd):
-            skipped.append((repo, command, d.rule_id))
+        if d.verdict.value == "allow" and not d.text:
+            continue
+        if not needs_guard(text, cwd=cwd):
+            skipped.append((repo, command, d.rule_id, "needs_guard"))
+        for host, event, data in _raw_events(text, cwd):
+            spec = HOSTS[host]().FAST[event]
+            if silent(data, spec) is not None:
+                skipped.append((repo, command, d.rule_id, f"{host} {event}"))
     assert skipped == []

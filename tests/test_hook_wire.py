@@ -1,4 +1,5 @@
-"""The wire format: parsing event JSON and the exact output shapes (docs/claude-code-hooks.md)."""
+"""Claude Code's wire format: parsing event JSON and the exact output shapes
+(docs/claude-code-hooks.md)."""
 
 from __future__ import annotations
 
@@ -7,20 +8,40 @@ from pathlib import Path
 
 import pytest
 
-from branchkeeper.adapters.claude import wire
+from branchkeeper.adapters.claude import host, wire
+from branchkeeper.adapters.hooks.event import EDIT, SHELL, WRITE, FileWrite, HookEvent, InputError, decode
 
 
 def _bytes(obj: object) -> bytes:
     return json.dumps(obj).encode()
 
 
+def _parse(event: str, data: bytes) -> HookEvent:
+    return host.parse(event, decode(data))
+
+
 def test_parse_pre_tool_use_in_subagent() -> None:
-    event = wire.parse_event("PreToolUse", _bytes({
+    event = _parse("PreToolUse", _bytes({
         "session_id": "s", "transcript_path": "/t", "cwd": "/r", "hook_event_name": "PreToolUse",
         "tool_name": "Bash", "tool_input": {"command": "git status"}, "agent_id": "a1",
         "agent_type": "general-purpose"}))
-    assert (event.session_id, event.cwd, event.agent_id, event.command, event.thread) == (
-        "s", Path("/r"), "a1", "git status", "s:a1")
+    assert (event.session_id, event.cwd, event.agent_id, event.command, event.thread,
+            event.tool, event.kind) == ("s", Path("/r"), "a1", "git status", "s:a1", SHELL,
+                                        "pre_tool")
+
+
+def test_parse_file_writes_carry_paths_and_whole_content() -> None:
+    """Fields from the Claude Code hooks reference, PreToolUse input (Write: ``file_path``,
+    always absolute, and ``content``; Edit: ``file_path``, ``old_string``, ``new_string``)."""
+    base = {"session_id": "abc123", "cwd": "/repo", "hook_event_name": "PreToolUse",
+            "permission_mode": "default", "tool_use_id": "toolu_01DEF456"}
+    write = _parse("PreToolUse", _bytes({**base, "tool_name": "Write", "tool_input": {
+        "file_path": "/repo/notes/x.txt", "content": "hello\n"}}))
+    edit = _parse("PreToolUse", _bytes({**base, "tool_name": "Edit", "tool_input": {
+        "file_path": "/repo/a.py", "old_string": "a", "new_string": "b", "replace_all": False}}))
+    assert (write.tool, write.writes) == ("file_write",
+                                          (FileWrite("/repo/notes/x.txt", WRITE, "hello\n"),))
+    assert edit.writes == (FileWrite("/repo/a.py", EDIT),)
 
 
 @pytest.mark.parametrize(("event", "payload", "message"), [
@@ -37,16 +58,15 @@ def test_parse_pre_tool_use_in_subagent() -> None:
      "field 'worktree_path' must be an absolute path"),
 ])
 def test_parse_rejects(event: str, payload: object, message: str) -> None:
-    with pytest.raises(wire.InputError) as info:
-        wire.parse_event(event, _bytes(payload))
+    with pytest.raises(InputError) as info:
+        _parse(event, _bytes(payload))
     assert str(info.value) == message
 
 
 def test_worktree_create_accepts_either_spelling_of_name() -> None:
     for key in ("name", "worktree_name"):
-        event = wire.parse_event("WorktreeCreate", _bytes({"session_id": "s", "cwd": "/r",
-                                                           key: "feat"}))
-        assert event.name == "feat"
+        event = _parse("WorktreeCreate", _bytes({"session_id": "s", "cwd": "/r", key: "feat"}))
+        assert event.worktree_name == "feat"
 
 
 def test_output_shapes() -> None:
@@ -66,16 +86,3 @@ def test_output_shapes() -> None:
     assert wire.worktree_created(Path("/r/.claude/worktrees/x")) == wire.HookResponse(
         "/r/.claude/worktrees/x\n", 0, "")
     assert wire.worktree_refused("cap") == wire.HookResponse("", 2, "cap")
-
-
-def test_git_invocations_and_created_branches() -> None:
-    calls = wire.git_invocations(
-        "cd x && FOO=1 git -C y -c a=b --no-pager commit -m 'a; git reset' ; /usr/bin/git "
-        "switch -c new\ngit checkout -b other main | cat && git branch fix.v2 && "
-        "git branch -D old && git worktree add -b wt ../wt")
-    assert calls == [["commit", "-m", "a; git reset"], ["switch", "-c", "new"],
-                     ["checkout", "-b", "other", "main"], ["branch", "fix.v2"],
-                     ["branch", "-D", "old"], ["worktree", "add", "-b", "wt", "../wt"]]
-    assert wire.created_branches(calls) == ["new", "other", "fix.v2", "wt"]
-    assert wire.git_invocations("echo 'unbalanced") == []
-    assert wire.git_invocations("ls -la") == []

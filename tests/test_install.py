@@ -1,4 +1,5 @@
-"""``branchkeeper install`` / ``uninstall``: merge into Claude Code settings, remove only ours."""
+"""``branchkeeper install`` / ``uninstall`` for Claude Code: merge into its settings, remove only
+ours (the other hosts: tests/test_install_hosts.py)."""
 
 from __future__ import annotations
 
@@ -10,7 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from branchkeeper.adapters.claude.install import HOOK_SPECS, desired_groups, is_ours
+from branchkeeper.adapters.claude.install import HOOK_SPECS, desired_groups
+from branchkeeper.adapters.hooks.install import is_ours
 from tests.gitrepo import GitRepo
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -40,13 +42,13 @@ def test_install_fresh_then_idempotent_then_uninstall(repo: GitRepo) -> None:
     settings = repo.path / ".claude" / "settings.json"
     first = bk("install", cwd=repo.path)
     expected_lines = [
-        f"+ {event}{f' [{matcher}]' if matcher else ''}: branchkeeper hook {event} "
+        f"+ {event}{f' [{matcher}]' if matcher else ''}: branchkeeper-hook claude {event} "
         f"(timeout {timeout} s)" for event, matcher, timeout in HOOK_SPECS
     ]
     assert (first.returncode, first.stdout, first.stderr) == (
         0, "\n".join([*expected_lines, f"wrote {settings}"]) + "\n", "")
     assert json.loads(settings.read_text()) == {
-        "hooks": {event: [group] for event, group in desired_groups("branchkeeper").items()}}
+        "hooks": {event: [group] for event, group in desired_groups("branchkeeper-hook").items()}}
     before = settings.read_bytes()
     second = bk("install", cwd=repo.path)
     assert second.stdout == f"{settings}: already installed; nothing changed\n"
@@ -54,7 +56,7 @@ def test_install_fresh_then_idempotent_then_uninstall(repo: GitRepo) -> None:
     removed = bk("uninstall", cwd=repo.path)
     assert removed.returncode == 0
     assert removed.stdout.splitlines()[0] == (
-        "- PreToolUse [Bash|Agent|Task]: branchkeeper hook PreToolUse (timeout 10 s)")
+        "- PreToolUse [Bash|Agent|Task]: branchkeeper-hook claude PreToolUse (timeout 10 s)")
     assert removed.stdout.splitlines()[-1] == (
         f"removed {settings} (it held only branchkeeper's hooks)")
     assert not settings.exists()  # install created it; nothing of anyone else's was in it
@@ -70,7 +72,7 @@ def test_foreign_settings_survive_a_round_trip(repo: GitRepo) -> None:
     merged = json.loads(settings.read_text())
     assert merged["permissions"] == FOREIGN["permissions"]
     assert merged["hooks"]["PreToolUse"][0] == FOREIGN["hooks"]["PreToolUse"][0]
-    assert merged["hooks"]["PreToolUse"][1] == desired_groups("branchkeeper")["PreToolUse"]
+    assert merged["hooks"]["PreToolUse"][1] == desired_groups("branchkeeper-hook")["PreToolUse"]
     assert merged["hooks"]["Notification"] == FOREIGN["hooks"]["Notification"]
     assert bk("uninstall", "--scope", "local", cwd=repo.path).returncode == 0
     assert json.loads(settings.read_text()) == FOREIGN
@@ -102,27 +104,46 @@ def test_user_scope_and_changed_command_replaces_ours(repo: GitRepo) -> None:
     data = json.loads((home / ".claude" / "settings.json").read_text())
     assert len(data["hooks"]["PreToolUse"]) == 1
     command = data["hooks"]["PreToolUse"][0]["hooks"][0]["command"]
-    assert command.startswith("/") and is_ours(command, "PreToolUse")
+    assert command.startswith("/") and is_ours(command, "claude", "PreToolUse")
+    assert command.endswith("/bin/branchkeeper-hook claude PreToolUse")
 
 
 @pytest.mark.parametrize(("command", "ours"), [
-    ("branchkeeper hook Stop", True),
+    ("branchkeeper-hook claude Stop", True),
+    ("'/opt/my venv/bin/branchkeeper-hook' claude Stop", True),
+    ("branchkeeper hook Stop", True),  # what earlier versions wrote
+    ("branchkeeper hook --host claude Stop", True),
     ("/opt/venv/bin/branchkeeper hook Stop", True),
     ("/usr/bin/python3 -m branchkeeper hook Stop", True),
+    ("branchkeeper-hook codex Stop", False),
+    ("branchkeeper-hook claude PreToolUse", False),
     ("branchkeeper hook PreToolUse", False),
     ("./lint.sh hook Stop", False),
     ("echo branchkeeper hook Stop", False),
     ("'unbalanced", False),
 ])
 def test_is_ours(command: str, ours: bool) -> None:
-    assert is_ours(command, "Stop") is ours
+    assert is_ours(command, "claude", "Stop") is ours
+
+
+def test_reinstall_replaces_the_entries_earlier_versions_wrote(repo: GitRepo) -> None:
+    settings = repo.path / ".claude" / "settings.json"
+    settings.parent.mkdir()
+    old = {"hooks": {"Stop": [{"hooks": [{"type": "command", "command": "branchkeeper hook Stop",
+                                          "timeout": 15}]}]}}
+    settings.write_text(json.dumps(old))
+    result = bk("install", cwd=repo.path)
+    assert "~ Stop: branchkeeper-hook claude Stop (timeout 15 s)" in result.stdout.splitlines()
+    assert json.loads(settings.read_text())["hooks"]["Stop"] == [
+        desired_groups("branchkeeper-hook")["Stop"]]
 
 
 def test_plugin_layout_matches_install() -> None:
     plugin = json.loads((ROOT / ".claude-plugin" / "plugin.json").read_text())
     assert plugin["name"] == "branchkeeper"
     hooks = json.loads((ROOT / "hooks" / "hooks.json").read_text())["hooks"]
-    assert hooks == {event: [group] for event, group in desired_groups("branchkeeper").items()}
+    assert hooks == {event: [group] for event, group in
+                     desired_groups("branchkeeper-hook").items()}
 
 
 def test_command_path_with_spaces_is_quoted_and_uninstalls(tmp_path: Path) -> None:

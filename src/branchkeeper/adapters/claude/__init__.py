@@ -1,8 +1,6 @@
-"""The Claude Code adapter: hook wire format, worktree events, installer.
-
-``wire`` parses event JSON and builds each event's answer; ``worktrees`` answers WorktreeCreate
-and WorktreeRemove; ``install`` merges our hook entries into a Claude Code settings file. The
-session state and the ``branch.<name>.branchkeeper*`` records the hook keeps are host-neutral
-and live in ``branchkeeper.state`` (``session``, ``branch_records``). The hook entry point
-itself is ``branchkeeper.adapters.commands.hook``.
+"""The Claude Code adapter: ``host`` (the Protocol's constants and functions, and who really
+ran an entry), ``wire`` (its hook JSON and each answer) and ``install`` (the settings files).
+The event glue, the session state and the records are host-neutral
+(``branchkeeper.adapters.hooks``, ``branchkeeper.state``); the hook process is
+``branchkeeper.adapters.hookrun``.
 """

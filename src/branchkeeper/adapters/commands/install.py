@@ -1,51 +1,34 @@
-"""``branchkeeper install`` and ``branchkeeper uninstall``: Claude Code hook entries (issue 6,
-section 3).
+"""``branchkeeper install`` and ``branchkeeper uninstall``: the hook entries of every agent host
+(issue 6, section 3; issue 14, point 3).
 
-``install [--scope project|local|user] [--dry-run] [--command CMD]`` merges one entry per hook
-event into the scope's settings file, keeping every other setting and hook; running it twice
-changes nothing. ``uninstall`` removes only branchkeeper's entries. Both print what they changed.
+``install [--host HOST|auto] [--scope SCOPE] [--dry-run] [--command CMD]`` merges one entry per
+hook event into the host's configuration file for the scope, keeping every other setting and
+hook; running it twice changes nothing. ``uninstall`` removes only branchkeeper's entries. Both
+print what they changed. ``--host auto`` means every host whose configuration directory exists
+(in the repository or the home directory); a host without the scope asked for is skipped with a
+note.
 
-``--command`` sets the program the entries run: ``branchkeeper`` (the default: found on PATH
-when Claude Code runs the hook), any shell-quoted prefix, or ``absolute`` for this installation's
-own entry point by absolute path (the ``branchkeeper`` script next to the running interpreter,
-else ``<python> -m branchkeeper``), for environments where PATH differs.
+``--command`` sets the program the entries run: ``branchkeeper-hook`` (the default: the hook
+entry point installed next to ``branchkeeper``, found on PATH when the host runs the hook), any
+shell-quoted prefix, or ``absolute`` for this installation's own entry point by absolute path,
+for environments where PATH differs.
 """
 
 from __future__ import annotations
 
 import argparse
-import os
-import shlex
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from branchkeeper.adapters.claude import install as core
-from branchkeeper.errors import ExitCode, NotARepositoryError
+from branchkeeper.adapters.hooks.install import ENTRY, Change, load_json, resolve_program, write_json
+from branchkeeper.adapters.hosts import HOSTS
+from branchkeeper.errors import ConfigError, ExitCode, NotARepositoryError
+
+if TYPE_CHECKING:
+    from branchkeeper.adapters.hooks.host import Host
 
 SCOPES = ("project", "local", "user")
-
-
-def _program(value: str) -> str:
-    if value != "absolute":
-        # A path to an existing program is quoted for the user ("/opt/my tools/branchkeeper");
-        # anything else is taken as the shell-quoted prefix it is documented to be.
-        if os.path.isfile(value):
-            return shlex.quote(value)
-        try:
-            words = shlex.split(value)
-        except ValueError:
-            words = []
-        # A path with spaces written without quotes ("/opt/my tools/branchkeeper") would run
-        # "/opt/my" from a shell: a value that starts like a path and splits is one path.
-        if len(words) > 1 and value.startswith(("/", "~", "./", "../")) and \
-                not os.path.exists(os.path.expanduser(words[0])) and \
-                not any(q in value for q in "'\"\\"):
-            return shlex.quote(value)
-        return value
-    script = Path(sys.executable).parent / core.DEFAULT_PROGRAM
-    if script.is_file():
-        return shlex.quote(str(script))
-    return f"{shlex.quote(sys.executable)} -m {core.DEFAULT_PROGRAM}"
 
 
 def _project_root(start: Path) -> Path | None:
@@ -57,25 +40,80 @@ def _project_root(start: Path) -> Path | None:
         return None
 
 
-def _target(args: argparse.Namespace) -> Path:
-    start = Path(getattr(args, "directory", None) or ".").resolve()
-    root = None if args.scope == "user" else _project_root(start)
-    return core.settings_path(args.scope, project_root=root, home=Path.home())
+def _hosts(args: argparse.Namespace, root: Path | None, *, uninstall: bool) -> list[Host]:
+    """The hosts ``--host`` names; for ``auto`` every host present (or, to uninstall, every
+    host with our entries). Raises ConfigError when auto finds none."""
+    if args.host != "auto":
+        return [HOSTS[args.host]()]
+    home = Path.home()
+    found = [h for h in (load() for load in HOSTS.values())
+             if (h.installed(project_root=root, home=home) if uninstall
+                 else h.present(project_root=root, home=home))]
+    if not found:
+        raise ConfigError("--host auto: no agent host's configuration directory was found "
+                          f"({', '.join(HOSTS)}); name one with --host" if not uninstall else
+                          "--host auto: no host has branchkeeper hook entries; nothing to do")
+    return found
 
 
-def _finish(path: Path, changes: list[core.Change], *, dry_run: bool, settings: dict[str, object],
-            verb: str) -> int:
+def _finish(host: Host, path: Path, changes: list[Change], *, dry_run: bool,
+            settings: dict[str, object], verb: str) -> None:
     for change in changes:
         print(change.render())
     if not changes:
         print(f"{path}: already {verb}; nothing changed")
-        return int(ExitCode.OK)
-    if dry_run:
+    elif dry_run:
         print(f"dry run: {path} was not written")
-        return int(ExitCode.OK)
-    core.write_settings(path, settings)
-    print(f"wrote {path}")
+    else:
+        write_json(path, settings)
+        print(f"wrote {path}")
+        if host.NAME in ("codex", "gemini") and verb == "installed":
+            print(f"{host.TITLE} asks you to review and trust new or changed hooks once "
+                  f"({'/hooks' if host.NAME == 'codex' else 'on its next start'}).")
+
+
+def _each(args: argparse.Namespace, *, uninstall: bool) -> int:
+    start = Path(getattr(args, "directory", None) or ".").resolve()
+    root = None if args.scope == "user" and args.host != "auto" else _project_root(start)
+    hosts = _hosts(args, root, uninstall=uninstall)
+    program = "" if uninstall else resolve_program(args.command, executable=sys.executable)
+    for host in hosts:
+        if args.scope not in host.SCOPES:
+            if args.host != "auto":
+                raise ConfigError(f"{host.TITLE} has no --scope {args.scope} "
+                                  f"({' or '.join(host.SCOPES)})")
+            print(f"{host.TITLE}: no --scope {args.scope}; skipped")
+            continue
+        path = host.config_path(args.scope, project_root=root, home=Path.home())
+        if uninstall and not path.exists():
+            print(f"{path}: does not exist; nothing changed")
+            continue
+        current = load_json(path)
+        settings, changes = host.unmerge(current) if uninstall else host.merge(current, program)
+        if uninstall and changes and _holds_nothing(settings):
+            _remove(path, changes, dry_run=args.dry_run)
+            continue
+        _finish(host, path, changes, dry_run=args.dry_run, settings=settings,
+                verb="uninstalled" if uninstall else "installed")
     return int(ExitCode.OK)
+
+
+def _holds_nothing(settings: dict[str, object]) -> bool:
+    """Nothing but our entries was in the file (install created it): no key left, or only the
+    schema ``version`` a flat hooks file starts with."""
+    return not settings or set(settings) == {"version"}
+
+
+def _remove(path: Path, changes: list[Change], *, dry_run: bool) -> None:
+    """An emptied configuration file says no more than no file: it goes, rather than staying
+    behind as ``{}``."""
+    for change in changes:
+        print(change.render())
+    if dry_run:
+        print(f"dry run: {path} would be removed (it holds only branchkeeper's hooks)")
+        return
+    path.unlink()
+    print(f"removed {path} (it held only branchkeeper's hooks)")
 
 
 def _byte_compile() -> None:
@@ -94,60 +132,50 @@ def _byte_compile() -> None:
 
 
 def run_install(args: argparse.Namespace) -> int:
-    """Merge our hook entries into the scope's settings file (and byte-compile the package
-    for the hook path, see :func:`_byte_compile`)."""
-    path = _target(args)
-    settings, changes = core.merge(core.load_settings(path), _program(args.command))
+    """Merge our hook entries into each host's configuration file (and byte-compile the
+    package for the hook path, see :func:`_byte_compile`)."""
     if not args.dry_run:
         _byte_compile()
-    return _finish(path, changes, dry_run=args.dry_run, settings=settings, verb="installed")
+    return _each(args, uninstall=False)
 
 
 def run_uninstall(args: argparse.Namespace) -> int:
-    """Remove our hook entries (only ours) from the scope's settings file."""
-    path = _target(args)
-    if not path.exists():
-        print(f"{path}: does not exist; nothing changed")
-        return int(ExitCode.OK)
-    settings, changes = core.unmerge(core.load_settings(path))
-    if changes and not settings:
-        # Nothing but our entries was in it (install created it): an empty settings file says
-        # no more than no file, so it goes rather than staying behind as "{}".
-        for change in changes:
-            print(change.render())
-        if args.dry_run:
-            print(f"dry run: {path} would be removed (it holds only branchkeeper's hooks)")
-            return int(ExitCode.OK)
-        path.unlink()
-        print(f"removed {path} (it held only branchkeeper's hooks)")
-        return int(ExitCode.OK)
-    return _finish(path, changes, dry_run=args.dry_run, settings=settings, verb="uninstalled")
+    """Remove our hook entries (only ours) from each host's configuration file."""
+    return _each(args, uninstall=True)
 
 
 def _common(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--host", choices=[*HOSTS, "auto"], default="claude",
+                        help="the agent host: claude (default), codex, cursor, gemini, copilot, "
+                             "or auto for every host whose configuration directory exists")
     parser.add_argument("--scope", choices=SCOPES, default="project",
-                        help="project: .claude/settings.json (default); local: "
-                             ".claude/settings.local.json; user: ~/.claude/settings.json")
+                        help="project (default): the repository's file (.claude/settings.json, "
+                             ".codex/hooks.json, .cursor/hooks.json, .gemini/settings.json, "
+                             ".github/hooks/branchkeeper.json); local: "
+                             ".claude/settings.local.json (Claude Code only); user: the file "
+                             "in your home directory")
     parser.add_argument("--dry-run", action="store_true", help="print the changes, write nothing")
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add the ``install`` and ``uninstall`` commands."""
     install = subparsers.add_parser(
-        "install", help="install the Claude Code hooks",
-        description="Merge one branchkeeper entry per Claude Code hook event into the scope's "
-                    "settings file (project: .claude/settings.json), keeping every other setting "
-                    "and hook; running it twice changes nothing. Each entry runs "
-                    "`branchkeeper hook EVENT`. See docs/claude-code-hooks.md.")
+        "install", help="install the agent-host hooks",
+        description="Merge one branchkeeper entry per hook event into the agent host's "
+                    "configuration file for the scope (Claude Code by default: "
+                    ".claude/settings.json), keeping every other setting and hook; running it "
+                    "twice changes nothing. Each entry runs `branchkeeper-hook HOST EVENT`. "
+                    "See docs/hosts.md.")
     _common(install)
-    install.add_argument("--command", default=core.DEFAULT_PROGRAM, metavar="CMD",
-                         help="program the hooks run: 'branchkeeper' (default), a shell-quoted "
-                              "prefix, or 'absolute' for this installation's absolute path")
+    install.add_argument("--command", default=ENTRY, metavar="CMD",
+                         help=f"program the hooks run: '{ENTRY}' (default, on PATH), a "
+                              "shell-quoted prefix, or 'absolute' for this installation's "
+                              "absolute path")
     install.set_defaults(func=run_install)
     uninstall = subparsers.add_parser(
-        "uninstall", help="remove the Claude Code hooks",
-        description="Remove branchkeeper's entries (only those) from the scope's settings file; "
-                    "a file left holding nothing else is removed. Every other setting and hook "
-                    "stays.")
+        "uninstall", help="remove the agent-host hooks",
+        description="Remove branchkeeper's entries (only those) from the agent host's "
+                    "configuration file for the scope; a file left holding nothing else is "
+                    "removed. Every other setting and hook stays.")
     _common(uninstall)
     uninstall.set_defaults(func=run_uninstall)

@@ -1,6 +1,7 @@
-"""WorktreeCreate and WorktreeRemove (spec sections 3 and 8).
+"""WorktreeCreate and WorktreeRemove (spec sections 3 and 8), host-neutral: the events of a
+host whose worktrees are made by a hook (Claude Code today; no other host has these events).
 
-A WorktreeCreate hook REPLACES Claude Code's own worktree creation: we create the worktree in
+A WorktreeCreate hook REPLACES the host's own worktree creation: we create the worktree in
 Claude Code's layout (``<repository root>/.claude/worktrees/<name>`` on a new branch
 ``worktree-<name>`` from HEAD), write the creator record (route ``worktree_create``, empty
 agent) and print the absolute path as the last stdout line. Any non-zero exit aborts the
@@ -8,9 +9,9 @@ creation. The same name again is idempotent: an existing worktree at that path i
 without being counted or judged.
 
 WorktreeRemove has no decision output: we map the path to its branch, remove the worktree
-without ``--force`` (with it only when :func:`~branchkeeper.adapters.claude.events.force_removal_safe`
+without ``--force`` (with it only when :func:`~branchkeeper.adapters.hooks.glue.force_removal_safe`
 proves it safe), never delete a directory by hand, and delete the branch only through
-:func:`~branchkeeper.adapters.claude.events.delete_if_proven` when its creator route is
+:func:`~branchkeeper.adapters.hooks.glue.delete_if_proven` when its creator route is
 ``worktree_create``.
 """
 
@@ -22,8 +23,9 @@ import shlex
 from collections.abc import Callable
 from pathlib import Path
 
-from branchkeeper.adapters.claude import events, wire
-from branchkeeper.adapters.claude.wire import HookEvent, HookResponse
+from branchkeeper.adapters.hooks import answer as A
+from branchkeeper.adapters.hooks import glue as events
+from branchkeeper.adapters.hooks.event import HookEvent
 from branchkeeper.git.repo import Worktree, list_worktrees, repo_facts
 from branchkeeper.git.run import run_git
 from branchkeeper.state import branch_records as records
@@ -43,6 +45,7 @@ def valid_name(name: str) -> bool:
 
 
 def _project_dir(event: HookEvent) -> Path:
+    # The project directory stays at the project root while ``cwd`` follows the agent.
     project = os.environ.get("CLAUDE_PROJECT_DIR", "")
     return Path(project) if project.startswith("/") else event.cwd
 
@@ -69,56 +72,53 @@ def _exclude(common_dir: Path) -> None:
         pass
 
 
-def create_worktree(event: HookEvent, *, log: Log) -> HookResponse:
+def create_worktree(event: HookEvent, *, log: Log) -> A.Answer:
     """Handle WorktreeCreate; see the module docstring.
 
-    Returns the path response (exit 0), a refusal (exit 2, reason on stderr) when
-    :func:`~branchkeeper.adapters.claude.events.creation_verdict` denies, or an error response
-    (exit 1) for an unusable name or a path that exists and is not a worktree. Git failures
-    raise (the hook exits 1).
+    Returns :data:`~branchkeeper.adapters.hooks.answer.PATH` (the absolute path, and a note),
+    :data:`~branchkeeper.adapters.hooks.answer.REFUSE` when
+    :func:`~branchkeeper.adapters.hooks.glue.creation_verdict` denies, or
+    :data:`~branchkeeper.adapters.hooks.answer.ERROR` for an unusable name or a path that
+    exists and is not a worktree. Git failures raise (the hook aborts the creation).
     """
-    name = event.name
+    name = event.worktree_name
     if not valid_name(name):
-        return HookResponse(exit_code=1, stderr=(
-            f"branchkeeper: refusing worktree name {name[:200]!r}: use letters, digits, '.', "
-            "'_' and '-' only"))
+        return A.Answer(A.ERROR, f"branchkeeper: refusing worktree name {name[:200]!r}: use "
+                                 "letters, digits, '.', '_' and '-' only")
     facts = repo_facts(_project_dir(event))
     if facts.toplevel is None:
-        return HookResponse(exit_code=1, stderr="branchkeeper: WorktreeCreate needs a work tree")
+        return A.Answer(A.ERROR, "branchkeeper: WorktreeCreate needs a work tree")
     top = facts.toplevel
     path = top / WORKTREES_DIR / name
     branch = f"worktree-{name}"
     for worktree in list_worktrees(facts):
         if _same_path(worktree.path, path):
-            return wire.worktree_created(path)  # the idempotent re-fire: never counted
+            return A.Answer(A.PATH, str(path))  # the idempotent re-fire: never counted
     if os.path.lexists(path):
-        return HookResponse(exit_code=1, stderr=(
-            f"branchkeeper: {path} exists and is not a worktree of this repository; "
-            "not touching it"))
+        return A.Answer(A.ERROR, f"branchkeeper: {path} exists and is not a worktree of this "
+                                 "repository; not touching it")
     note = ""
     verdict = events.creation_verdict(branch, cwd=top)
     kind = str(getattr(getattr(verdict, "verdict", ""), "value",
                        getattr(verdict, "verdict", ""))).lower() if verdict else ""
     reason = str(getattr(verdict, "reason", "") or "") if verdict else ""
     if kind == "deny":
-        return wire.worktree_refused(reason or f"branchkeeper: creating {branch} was refused")
+        return A.Answer(A.REFUSE, reason or f"branchkeeper: creating {branch} was refused")
     if kind == "warn" and reason:
         note = reason
     created = not records.branch_exists(top, branch)
     if created and run_git(["rev-parse", "--verify", "-q", "HEAD^{commit}"], cwd=top,
                            check=False).returncode != 0:
-        return HookResponse(exit_code=1, stderr=(
-            "branchkeeper: the repository has no commit yet, so there is nothing to start a "
-            "worktree from; make a first commit"))
+        return A.Answer(A.ERROR, "branchkeeper: the repository has no commit yet, so there is "
+                                 "nothing to start a worktree from; make a first commit")
     args = (["worktree", "add", "-q", "-b", branch, str(path), "HEAD"] if created else
             # Left over from an earlier worktree: check it out again, nothing new is created.
             ["worktree", "add", "-q", str(path), branch])
     res = run_git(args, cwd=top, check=False)
     if res.returncode != 0:
         detail = res.stderr.decode("utf-8", "replace").strip().splitlines()
-        return HookResponse(exit_code=1, stderr=(
-            f"branchkeeper: git could not create the worktree {path}: "
-            f"{detail[-1] if detail else 'exit ' + str(res.returncode)}"))
+        return A.Answer(A.ERROR, f"branchkeeper: git could not create the worktree {path}: "
+                                 f"{detail[-1] if detail else 'exit ' + str(res.returncode)}")
     _exclude(facts.common_dir)
     if created:
         try:
@@ -126,7 +126,7 @@ def create_worktree(event: HookEvent, *, log: Log) -> HookResponse:
                                   route=records.ROUTE_WORKTREE_CREATE)
         except Exception as exc:  # the worktree exists; a missing record must not abort it
             log(f"creator record for {branch} not written: {exc}")
-    return wire.worktree_created(path, note)
+    return A.Answer(A.PATH, str(path), note)
 
 
 def _short(ref: str | None) -> str | None:
@@ -167,9 +167,9 @@ def _pin_unreferenced_head(wt: Worktree, where: Path, common_dir: Path, log: Log
     return ok
 
 
-def remove_worktree(event: HookEvent, *, log: Log) -> HookResponse:
-    """Handle WorktreeRemove; see the module docstring. Always exits 0; a refusal by git is
-    reported on stderr and in the log, and the worktree is kept."""
+def remove_worktree(event: HookEvent, *, log: Log) -> A.Answer:
+    """Handle WorktreeRemove; see the module docstring. Never a decision: a refusal by git is
+    a notice (and a log line), and the worktree is kept."""
     target = Path(event.worktree_path)
     base = target if target.is_dir() else _project_dir(event)
     facts = repo_facts(base)
@@ -177,7 +177,7 @@ def remove_worktree(event: HookEvent, *, log: Log) -> HookResponse:
     match: Worktree | None = next((w for w in worktrees if _same_path(w.path, target)), None)
     if match is None or match.is_main:
         log(f"{target} is not a linked worktree of this repository; nothing removed")
-        return wire.quiet()
+        return A.SILENT
     main = worktrees[0]
     where = facts.common_dir if main.bare else main.path
     force = bool(events.force_removal_safe(match.path, cwd=where))
@@ -186,7 +186,7 @@ def remove_worktree(event: HookEvent, *, log: Log) -> HookResponse:
         message = (f"branchkeeper: kept worktree {match.path}: its detached HEAD is in no ref "
                    "and could not be pinned")
         log(message)
-        return HookResponse(stderr=message)
+        return A.Answer(A.NOTICE, message)
     args = ["worktree", "remove", *(["--force"] if force else []), str(match.path)]
     fault("hook-worktree-remove.before_remove")
     result = run_git(args, cwd=where, check=False, timeout=60)
@@ -196,12 +196,12 @@ def remove_worktree(event: HookEvent, *, log: Log) -> HookResponse:
         message = (f"branchkeeper: kept worktree {match.path}: git refused to remove it "
                    f"({detail[-1] if detail else 'exit ' + str(result.returncode)})")
         log(message)
-        return HookResponse(stderr=message)
+        return A.Answer(A.NOTICE, message)
     branch = _short(match.branch)
     if branch is None:
-        return wire.quiet()
+        return A.SILENT
     record = records.read_records(where).get(branch)
     if record is None or record.route != records.ROUTE_WORKTREE_CREATE:
-        return wire.quiet()
+        return A.SILENT
     note = events.delete_if_proven(branch, cwd=where)
-    return HookResponse(stderr=str(note)) if note else wire.quiet()
+    return A.Answer(A.NOTICE, str(note)) if note else A.SILENT

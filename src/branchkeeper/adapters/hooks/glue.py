@@ -1,9 +1,9 @@
-"""Claude Code's hook events mapped onto the guards, the records, cleanup after merge and the
-summaries (issue 6, section 1). :mod:`branchkeeper.adapters.commands.hook` calls these.
+"""Host-neutral hook events mapped onto the guards, the records, cleanup after merge and the
+summaries (issue 6, section 1; issue 14). :mod:`branchkeeper.adapters.hooks.handlers` calls
+these with a :class:`~branchkeeper.adapters.hooks.event.HookEvent`; no host format reaches them.
 
-``branchkeeper hook`` imports this module on every guarded tool call, so its module-level
-imports are the standard library only; every heavier module is imported inside the function
-that needs it.
+The hook imports this module on every guarded tool call, so its module-level imports are the
+standard library only; every heavier module is imported inside the function that needs it.
 
 Fast path: a Bash command whose text mentions neither ``git`` nor ``rm`` cannot create, delete,
 evacuate or destroy anything the guards judge, so :func:`bash_verdict`, :func:`evacuations`,
@@ -20,15 +20,19 @@ from __future__ import annotations
 
 import os
 import time
-from typing import TYPE_CHECKING, Any
 
+from branchkeeper.adapters.hooks.fast import CONSENT_FLAG, GUARD_WORDS, HIDDEN_SPELLING
+
+TYPE_CHECKING = False
 if TYPE_CHECKING:
     from pathlib import Path
+    from typing import Any
 
-    from branchkeeper.adapters.claude.wire import HookEvent
+    from branchkeeper.adapters.hooks.event import HookEvent
     from branchkeeper.git.repo import RepoFacts
     from branchkeeper.model.config import Config
     from branchkeeper.policy.decision import Decision
+    from branchkeeper.policy.stop import StopJudgement
 
 _REPOS: dict[str, tuple[RepoFacts, Config]] = {}
 _PARSED: dict[tuple[str, str], list[Any]] = {}
@@ -53,18 +57,17 @@ class HookVerdict:
         return f"HookVerdict({self.verdict!r}, {self.reason!r}, {self.context!r})"
 
 
-#: Characters through which bash can run a command whose name the text does not spell out:
-#: quoting and escapes (``g\\it``, ``g''it``, ``"r"m``, ``$'\\x67'it``), expansions (``$x``,
-#: ``$(...)``, backquotes, ``{g,}it``) and globs (``/usr/bin/g?t``).
-_HIDDEN_SPELLING = frozenset("\\'\"$`?*[{")
+_HIDDEN_SPELLING = frozenset(HIDDEN_SPELLING)
 
 
 def might_matter(command: str) -> bool:
-    """The fast-path pre-check: False only when ``command`` mentions neither ``git``, ``rm`` nor
-    ``-delete`` (find) and holds no character through which bash could spell them (see
-    :data:`_HIDDEN_SPELLING`); anything else goes to the parser, which reads words as bash
-    does after quote removal."""
-    return "git" in command or "rm" in command or "-delete" in command or \
+    """The textual pre-check: False only when ``command`` mentions none of
+    :data:`~branchkeeper.adapters.hooks.fast.GUARD_WORDS` (``git``, ``rm``, find's
+    ``-delete``) and holds no character through which bash could spell them
+    (:data:`~branchkeeper.adapters.hooks.fast.HIDDEN_SPELLING`); anything else goes to the
+    parser, which reads words as bash does after quote removal. The fast path applies the same
+    rule to the raw stdin bytes."""
+    return any(word in command for word in GUARD_WORDS) or \
         not _HIDDEN_SPELLING.isdisjoint(command)
 
 
@@ -90,7 +93,7 @@ def needs_guard(command: str, *, cwd: str) -> bool:
     guard would allow it without a git process, but importing it costs ~30 ms). Anything
     else, an unparsed command included, goes to the guard: this must never allow what the
     guard (``branchkeeper check``) would refuse."""
-    if "--allow-unproven" in command:
+    if CONSENT_FLAG in command:
         return True  # only a person at a terminal consents; the guard says so
     if not might_matter(command):
         return False
@@ -297,16 +300,33 @@ def _noisy_lines(facts: RepoFacts, config: Config) -> list[str]:
             f"deleting: {shown}"]
 
 
+def _judge(facts: RepoFacts, config: Config, *, session_id: str, agent_id: str,
+           ) -> tuple[StopJudgement | None, tuple[str, ...]]:
+    """The Stop guard's judgement for the thread ``<session_id>:<agent_id>`` (None when it
+    answers for no branch), and the branches it answers for."""
+    from branchkeeper.analysis.stop_facts import gather_stop_facts
+    from branchkeeper.policy.stop import judge_stop, judged_branches
+    from branchkeeper.state.branch_records import read_records
+
+    sg = config.branches.stop_guard
+    records = read_records(facts.root)
+    threads = {name: rec.threads for name, rec in records.items()}
+    scopes = judged_branches(threads, session_id=session_id, agent_id=agent_id)
+    if not scopes:
+        return None, ()
+    stop_facts = gather_stop_facts(facts, config, scopes)
+    return judge_stop(stop_facts, scopes, threads, session_id=session_id, agent_id=agent_id,
+                      unpushed_subagent=sg.unpushed_subagent,
+                      include_default=sg.include_default), tuple(sorted(scopes))
+
+
 def stop_verdict(event: HookEvent) -> HookVerdict | None:
     """The Stop / SubagentStop guard (section 6): deny (= block) with a message naming each
     branch, failed check and command; warn when ``stop_guard.mode: warn`` or only advisory
     findings; on a main-thread stop with nothing to block, the noisy-stage line at most once
     per ``noisy_interval_minutes`` per session. None when there is nothing to say, the mode is
     off, or the yield marker is present."""
-    from branchkeeper.analysis.stop_facts import gather_stop_facts
     from branchkeeper.errors import NotARepositoryError
-    from branchkeeper.policy.stop import judge_stop, judged_branches
-    from branchkeeper.state.branch_records import read_records
 
     try:
         facts, config = _repo(event.cwd)
@@ -315,15 +335,7 @@ def stop_verdict(event: HookEvent) -> HookVerdict | None:
     sg = config.branches.stop_guard
     if sg.mode == "off" or _yielding(facts, config):
         return None
-    records = read_records(facts.root)
-    threads = {name: rec.threads for name, rec in records.items()}
-    scopes = judged_branches(threads, session_id=event.session_id, agent_id=event.agent_id)
-    judgement = None
-    if scopes:
-        stop_facts = gather_stop_facts(facts, config, scopes)
-        judgement = judge_stop(stop_facts, scopes, threads, session_id=event.session_id,
-                               agent_id=event.agent_id, unpushed_subagent=sg.unpushed_subagent,
-                               include_default=sg.include_default)
+    judgement, _ = _judge(facts, config, session_id=event.session_id, agent_id=event.agent_id)
     if judgement is not None and judgement.findings:
         findings = tuple((f.branch, f.check.value) for f in judgement.findings if f.blocks)
         if judgement.blocking and sg.mode == "block":
@@ -342,16 +354,70 @@ def stop_verdict(event: HookEvent) -> HookVerdict | None:
     return HookVerdict("warn", "", "\n".join(lines)) if ok else None
 
 
+def _by_branch(pairs: Any) -> dict[str, list[str]]:
+    by_branch: dict[str, list[str]] = {}
+    for branch, check in pairs:
+        by_branch.setdefault(branch, []).append(check)
+    return by_branch
+
+
 def abandoned_at_stop(event: HookEvent, verdict: Any) -> None:
     """The guard gave way: record each branch it held the stop for (read at SessionStart)."""
     from branchkeeper.state.abandoned import record_abandoned
     from branchkeeper.state.statedir import common_dir_of
 
-    by_branch: dict[str, list[str]] = {}
-    for branch, check in getattr(verdict, "findings", ()):
-        by_branch.setdefault(branch, []).append(check)
+    by_branch = _by_branch(getattr(verdict, "findings", ()))
     if by_branch:
         record_abandoned(common_dir_of(event.cwd), list(by_branch.items()), thread=event.thread)
+
+
+def session_end_summary(event: HookEvent) -> str | None:
+    """SessionEnd: what the session leaves behind on the branches its threads (main thread and
+    sub-agents) created or touched, one line per failed check with the command that finishes
+    it; every such branch is also recorded (cause ``session_end``) for the next SessionStart.
+    None when nothing is left, outside a repository, or with ``stop_guard.mode: off``. Bounded
+    by the Stop guard's git calls (no inventory), so it fits the host's short SessionEnd
+    timeout."""
+    from branchkeeper.errors import NotARepositoryError
+    from branchkeeper.state.abandoned import SESSION_END, record_abandoned
+
+    try:
+        facts, config = _repo(event.cwd)
+    except NotARepositoryError:
+        return None
+    if config.branches.stop_guard.mode == "off":
+        return None
+    judgement, _ = _judge(facts, config, session_id=event.session_id, agent_id="")
+    if judgement is None or not judgement.findings:
+        return None
+    by_branch = _by_branch((f.branch, f.check.value) for f in judgement.findings)
+    record_abandoned(facts.common_dir, list(by_branch.items()), thread=event.thread,
+                     cause=SESSION_END)
+    return judgement.message(blocking=False).replace(
+        "before you stop, these branches still need work:",
+        "this session ends leaving work unfinished on these branches:", 1)
+
+
+def stopped_by_failure(event: HookEvent) -> None:
+    """StopFailure: the thread died on an API error (``event.error``: ``rate_limit``,
+    ``overloaded``, ...). Every branch it answers for is recorded as abandoned (cause
+    ``stop_failure``) with the checks that still fail, so the next SessionStart reports it."""
+    from branchkeeper.errors import NotARepositoryError
+    from branchkeeper.state.abandoned import STOP_FAILURE, record_abandoned
+
+    try:
+        facts, config = _repo(event.cwd)
+    except NotARepositoryError:
+        return
+    judgement, names = _judge(facts, config, session_id=event.session_id,
+                              agent_id=event.agent_id)
+    if not names:
+        return
+    failed = _by_branch((f.branch, f.check.value) for f in judgement.findings) \
+        if judgement is not None else {}
+    label = f"stopped by {event.error or 'an API error'}"
+    record_abandoned(facts.common_dir, [(n, [*failed.get(n, []), label]) for n in names],
+                     thread=event.thread, cause=STOP_FAILURE)
 
 
 # -- WorktreeRemove -------------------------------------------------------------------------------

@@ -1,0 +1,172 @@
+"""The no-git fast path, decided from the raw stdin bytes (issue 16): a shell command that
+mentions neither ``git``, ``rm`` nor ``-delete`` and could not spell them is answered before
+``json`` (and with it ``re``) is imported.
+
+Sound only where the bytes say the same as the decoded JSON would, so it applies only when
+the payload holds **no backslash at all** (no JSON escape, so every string is the literal bytes
+between two quotes, and no ``\\"`` can hide a quote in the command), is one well-formed JSON
+object (:func:`scan` checks the structure and takes the last of duplicate keys, as
+``json.loads`` does), names the host's shell tool, and carries the command as a string. Anything
+else goes the full way, where every fail-open rule applies as before.
+
+The words and characters are :data:`GUARD_WORDS` and :data:`HIDDEN_SPELLING`, the same the full
+path's textual pre-check (``glue.might_matter``) reads. This module imports nothing.
+"""
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from branchkeeper.adapters.hooks.host import FastSpec
+
+#: Words whose presence sends a command to the guard (``-delete``: find's delete action).
+GUARD_WORDS = ("git", "rm", "-delete")
+#: Characters through which bash can run a command whose name the text does not spell out:
+#: quoting and escapes (``g\\it``, ``g''it``, ``"r"m``, ``$'\\x67'it``), expansions (``$x``,
+#: ``$(...)``, backquotes, ``{g,}it``) and globs (``/usr/bin/g?t``).
+HIDDEN_SPELLING = "\\'\"$`?*[{"
+#: Only a person at a terminal consents to an unproven deletion; the guard says so.
+CONSENT_FLAG = "--allow-unproven"
+
+_WORDS = tuple(w.encode() for w in GUARD_WORDS)
+_HIDDEN = frozenset(HIDDEN_SPELLING.encode())
+_CONSENT = CONSENT_FLAG.encode()
+_SPACE = frozenset(b" \t\r\n")
+_MAX_DEPTH = 32
+#: A wanted key whose value is not a string.
+NOT_STRING = b"\0not a string"
+
+
+def scan(data: bytes, wanted: "frozenset[tuple[bytes, ...]]") -> "dict[tuple[bytes, ...], bytes] | None":
+    """The string values at the ``wanted`` key paths of the JSON object ``data``, or None when
+    ``data`` holds a backslash or is not one well-formed object.
+
+    A wanted key present with a value that is not a string maps to :data:`NOT_STRING`; an
+    absent key is missing from the result. Duplicate keys: the last one counts (its earlier
+    values and everything under them are dropped), as with ``json.loads``.
+    """
+    if b"\\" in data:
+        return None
+    parts = data.split(b'"')
+    if len(parts) % 2 == 0:
+        return None
+    found: dict[tuple[bytes, ...], bytes] = {}
+    # One entry per open container: is it an object, its key path, its current key (full
+    # path), its state: 0 expect a key, 1 expect ":", 2 expect a value, 3 after a value.
+    objects: list[bool] = []
+    paths: list[tuple[bytes, ...]] = []
+    keys: list[tuple[bytes, ...]] = []
+    states: list[int] = []
+    started = False
+    scalar = False
+    for i, part in enumerate(parts):
+        if i % 2:  # a string token
+            scalar = False
+            if not states:
+                return None
+            if objects[-1] and states[-1] == 0:
+                key = (*paths[-1], part)
+                keys[-1] = key
+                states[-1] = 1
+                for path in [p for p in found if p[:len(key)] == key]:
+                    del found[path]
+            elif states[-1] == 2:
+                if objects[-1] and keys[-1] in wanted:
+                    found[keys[-1]] = part
+                states[-1] = 3
+            else:
+                return None
+            continue
+        for c in part:
+            if c in _SPACE:
+                scalar = False
+                continue
+            if not states:
+                # before the top-level object (only "{" may open it) or after it (nothing)
+                if c != 0x7B or started:
+                    return None
+                started = True
+                objects.append(True)
+                paths.append(())
+                keys.append(())
+                states.append(0)
+                continue
+            if c == 0x7B or c == 0x5B:  # { [
+                scalar = False
+                if states[-1] != 2 or len(states) >= _MAX_DEPTH:
+                    return None
+                if objects[-1] and keys[-1] in wanted:
+                    found[keys[-1]] = NOT_STRING
+                path = keys[-1] if objects[-1] else (*paths[-1], b"[]")
+                states[-1] = 3
+                objects.append(c == 0x7B)
+                paths.append(path)
+                keys.append(())
+                states.append(0 if c == 0x7B else 2)
+            elif c == 0x7D or c == 0x5D:  # } ]
+                scalar = False
+                if objects[-1] != (c == 0x7D) or states[-1] == 1 or \
+                        (objects[-1] and states[-1] == 2):
+                    return None  # a mismatched bracket, or a key without its value
+                objects.pop()
+                paths.pop()
+                keys.pop()
+                states.pop()
+            elif c == 0x3A:  # :
+                scalar = False
+                if not objects[-1] or states[-1] != 1:
+                    return None
+                states[-1] = 2
+            elif c == 0x2C:  # ,
+                scalar = False
+                if states[-1] != 3:
+                    return None
+                states[-1] = 0 if objects[-1] else 2
+            elif not scalar:  # the first character of a number, true, false or null
+                if states[-1] != 2:
+                    return None
+                if objects[-1] and keys[-1] in wanted:
+                    found[keys[-1]] = NOT_STRING
+                states[-1] = 3
+                scalar = True
+    return found if started and not states else None
+
+
+def _risky(command: bytes) -> bool:
+    for word in _WORDS:
+        if word in command:
+            return True
+    return _CONSENT in command or not _HIDDEN.isdisjoint(command)
+
+
+def silent(data: bytes, spec: "FastSpec") -> "bytes | None":
+    """The host's silent answer (``spec[4]``) when ``data`` is a shell event the guard has
+    nothing to judge in; None when the full path must decide.
+
+    ``spec``: (tool-name key or None, the shell tool's names, command key path, ``"pre"`` or
+    ``"post"``, silent bytes, tool names with nothing to judge or record). Before a tool, the
+    command must hold none of :data:`GUARD_WORDS`, :data:`CONSENT_FLAG` and
+    :data:`HIDDEN_SPELLING`; after a tool, no ``git`` (nothing else is recorded).
+    """
+    tool_key, tools, command_path, when, quiet, ignored = spec
+    command_key = tuple(k.encode() for k in command_path)
+    wanted = {command_key}
+    tool_path = (tool_key.encode(),) if tool_key is not None else None
+    if tool_path is not None:
+        wanted.add(tool_path)
+    found = scan(data, frozenset(wanted))
+    if found is None:
+        return None
+    if tool_path is not None:
+        tool = found.get(tool_path)
+        if tool is None or tool == NOT_STRING:
+            return None
+        name = tool.decode("utf-8", "replace")
+        if name in ignored:
+            return quiet
+        if name not in tools:
+            return None
+    command = found.get(command_key)
+    if command is None or command == NOT_STRING:
+        return None
+    if when == "post":
+        return None if b"git" in command else quiet
+    return None if _risky(command) else quiet
