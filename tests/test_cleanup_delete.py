@@ -67,7 +67,8 @@ def test_c09_hostile_diff_settings_same_verdict(tmp_path: Path,
     assert doc["branches"] == [{
         "name": "feature", "remote": None, "tip": repo.rev("feature"), "action": "delete",
         "reason": f"squash-merged into main as {squash[:10]}",
-        "proof": {"kind": "squash_merged", "base": "refs/heads/main", "landed_as": squash},
+        "proof": {"kind": "squash_merged", "base": "refs/heads/main", "landed_as": squash,
+                  "verified": "patch-id"},
         "worktree": None, "blocking": [], "restore": None}]
     assert (doc["operation"], doc["bundle"], doc["refused"], doc["exit"]) == (None, None, None, 0)
 
@@ -90,7 +91,13 @@ def test_each_proof_kind_deletes(tmp_path: Path, capsys: pytest.CaptureFixture[s
         repo.commit("other", files={"o.txt": "o\n"}, days_ago=9)
         repo.rebase_merge("x", days_ago=8)
     elif kind == "tip_subsumed":
-        _squashed(repo, "full")
+        repo.switch("full", create=True)
+        repo.commit("f1", files={"x.txt": "x\n"}, days_ago=20)
+        repo.commit("f2", files={"f.txt": "one\n"}, days_ago=19)
+        repo.switch("main")
+        repo.squash_merge("full", days_ago=18)
+        repo.commit("later", files={"f.txt": "one\nthree\n", "x.txt": "x\nlater\n"},
+                    days_ago=17)
         repo.branch("x", "full~1")
     else:
         repo.switch("x", create=True)
@@ -122,11 +129,11 @@ def test_unproven_refuses_whole_batch(tmp_path: Path, capsys: pytest.CaptureFixt
     assert (code, err) == (5, "")
     assert out == (
         "delete: 4 branches (default branch main)\n"
-        f"  not deleted    done  {main_tip}  merged into main: every commit is on it\n"
+        f"  not deleted    done  {main_tip}  unstarted: at the same tip as main, nothing to lose\n"
         "  refused        ghost  -  no such local branch\n"
         f"  refused        main  {main_tip}  refused: the default branch\n"
         f"  SKIP_UNPROVEN  wip  {short(repo, 'wip')}  no proof holds: the branch has commits "
-        "that are not on the base; changed files differ from the base\n"
+        "that are not on the base\n"
         "refused: 3 of 4 names cannot be deleted; nothing was deleted\n"
     )
     assert branches(repo) == ["done", "main", "wip"]

@@ -65,7 +65,7 @@ def test_c02_gone_is_not_merged(remote_and_clone: tuple[GitRepo, GitRepo], tmp_p
     assert code == 0
     assert [(i["name"], i["action"], i["reason"]) for i in doc["branches"]] == [
         ("B", "SKIP_UNPROVEN", "no proof holds: the branch has commits that are not on the "
-                               "base; changed files differ from the base"),
+                               "base"),
         ("main", "refused", "refused: the default branch")]
     assert doc["notes"] == ["fetch skipped (--no-fetch)"]
     code, _out, _ = cli(capsys, w, "undo")

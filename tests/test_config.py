@@ -58,7 +58,7 @@ DEFAULT_VALUES: dict[str, object] = {
     ],
     "branches.sweep.budget_ms": 3000,
     "branches.sweep.behind_threshold": 50,
-    "branches.sweep.squash_window": 10000,
+    "branches.sweep.squash_window": None,
     "branches.sweep.fetch_timeout_s": 60.0,
     "worktrees.protected_ignored": [".env*", "*.local"],
     "worktrees.disposable_ignored": [],
@@ -399,8 +399,9 @@ def test_init_then_check_round_trip(repo: GitRepo, capsys: pytest.CaptureFixture
     loaded = load_config(repo.path)
     assert loaded.config == DEFAULT_CONFIG
     assert effective_values(loaded.config) == DEFAULT_VALUES
-    # every key is written out, each under a one-line comment
-    assert set(loaded.sources.values()) == {"file", "preset:standard"}
+    # every key is written out, each under a one-line comment, but the deprecated ones
+    assert {k: v for k, v in loaded.sources.items() if v not in ("file", "preset:standard")} == {
+        "branches.sweep.squash_window": "default"}
     assert main(["-C", str(repo.path), "config", "check"]) == 0
     assert capsys.readouterr().out == f"ok: {path} is valid\n"
 

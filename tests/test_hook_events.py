@@ -243,10 +243,11 @@ def test_worktree_create_and_remove(repo: GitRepo) -> None:
     (path / "dirty.txt").unlink()
     removed = run_hook("WorktreeRemove", remove)
     assert (removed.returncode, removed.stdout) == (0, b"")
-    # created by WorktreeCreate and proven merged (never moved from main): deleted behind a bundle
+    # created by WorktreeCreate and never moved from main: unstarted, nothing to lose, so the
+    # delete the hook runs removes it (behind a bundle)
     assert removed.stderr.decode().startswith(
-        "branchkeeper: deleted branch worktree-feat-1 (merged into main: every commit is on "
-        "it); restore: git fetch ")
+        "branchkeeper: deleted branch worktree-feat-1 (unstarted: at the same tip as main, "
+        "nothing to lose); restore: git fetch ")
     assert not path.exists()
     assert not repo.has_ref("refs/heads/worktree-feat-1")
 

@@ -93,7 +93,7 @@ def test_merge_cleanup_patch_equivalent_gets_sweep_command(
     work.switch("main")
     out = _post(work, "git merge -q --squash picked && git commit -q -m squashed")
     assert out.stdout == _ctx("PostToolUse", (
-        "picked: every commit is in main by patch-id; delete it with the bundle-backed "
+        "picked: every commit is on main by patch-id; delete it with the bundle-backed "
         "cleanup: branchkeeper sweep --clean"))
     assert work.has_ref("refs/heads/picked")
 

@@ -114,7 +114,20 @@ def test_scripted_session(remote_and_clone: tuple[GitRepo, GitRepo]) -> None:
     journal = (work.path / ".git/branchkeeper/journal.jsonl").read_text().splitlines()
     assert json.loads(journal[0])["op"] == "merge-cleanup"
 
-    _quiet(agent.bash("git switch -q -c delta"))
+    # the merge's cleanup read a fresh inventory, so the next creation names the branches
+    # whose commits exist nowhere else (first document, section 4: loud in every creation)
+    created = agent.pre("git switch -q -c delta")
+    assert (created.returncode, created.stderr) == (0, b"")
+    assert json.loads(created.stdout) == {"hookSpecificOutput": {
+        "hookEventName": "PreToolUse",
+        "additionalContext": "\n".join(
+            f"LOST WORK RISK: branch {n} holds commits no remote-tracking ref contains (0d old); "
+            f"secure them now: git push -u origin {n}" for n in ("bravo", "charlie"))}}
+    work.git("switch", "-q", "-c", "delta")
+    _quiet(run_hook("PostToolUse", agent.payload(
+        hook_event_name="PostToolUse", tool_name="Bash",
+        tool_input={"command": "git switch -q -c delta"},
+        tool_response={"stdout": "", "stderr": "", "interrupted": False})))
     (work.path / "notes.txt").write_text("half done\n")
     stop = agent.stop()
     assert (stop.returncode, stop.stderr) == (0, b"")

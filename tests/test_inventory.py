@@ -117,7 +117,7 @@ def test_every_state_and_containment(team_repo: GitRepo, capsys: pytest.CaptureF
     by = {b["name"]: b for b in doc["branches"]}
     squash = team_repo.git("config", "test.squash")
     assert by["squashed"]["proof"] == {"kind": "squash_merged", "base": "refs/remotes/origin/main",
-                                       "landed_as": squash}
+                                       "landed_as": squash, "verified": "patch-id"}
     assert by["advisory-in-other"]["containing_ref"] == "origin/carrier"
     assert by["parked-one"]["parked"]["reason"] == "waiting for review"
     assert by["parked-one"]["parked"]["by"] == "Someone"
@@ -250,7 +250,7 @@ def test_c08_c09_squash_then_base_moves(remote_and_clone: tuple[GitRepo, GitRepo
     rec = next(b for b in doc["branches"] if b["name"] == "feature")
     assert rec["state"] == "patch_equivalent"
     assert rec["proof"] == {"kind": "squash_merged", "base": "refs/remotes/origin/main",
-                            "landed_as": squash}
+                            "landed_as": squash, "verified": "patch-id"}
 
 
 def test_c10_shallow_clone_is_unknown(remote_and_clone: tuple[GitRepo, GitRepo],

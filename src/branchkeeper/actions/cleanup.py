@@ -1,11 +1,14 @@
 """Lossless cleanup plans: what ``delete``, ``sweep --clean`` and ``prune`` would do, and why
 (issue 3, sections 2-5; first document, section 7; second document, "Session-start prune").
 
-A plan is computed from one inventory, the proof ladder and the refusal rules; it decides per
-branch (and per remote branch for ``delete --remote``) one :class:`Action` with a one-line reason
-and, where one holds, the proof. :mod:`branchkeeper.actions.cleanup_exec` carries a plan out
-(bundle, journal, compare-and-swap) and :mod:`branchkeeper.render.cleanup` prints it. Planning
-runs git only through the inventory, the refusal facts, tier 5 and the worktree checks.
+A plan is computed from one inventory and the refusal rules: each branch record already says
+what each command does with it on the strength of its verdict (``BranchRecord.actions``,
+issue 11 section 5: one verdict, never re-derived here); the plan applies the refusals no proof
+overrides on top and decides per branch (and per remote branch for ``delete --remote``) one
+:class:`Action` with a one-line reason and, where one holds, the proof.
+:mod:`branchkeeper.actions.cleanup_exec` carries a plan out (bundle, journal, compare-and-swap)
+and :mod:`branchkeeper.render.cleanup` prints it. Planning runs git only through the inventory,
+the refusal facts and the worktree checks.
 """
 
 from __future__ import annotations
@@ -15,9 +18,8 @@ from dataclasses import dataclass, field, replace
 from enum import StrEnum
 from pathlib import Path
 
+from branchkeeper.analysis.dispositions import describe
 from branchkeeper.analysis.inventory import Inventory
-from branchkeeper.analysis.ladder import TipProof, describe, prove_tip
-from branchkeeper.analysis.proofs import Deadline
 from branchkeeper.analysis.refusal_facts import RefusalContext
 from branchkeeper.analysis.worktree_status import (
     IgnoredRules,
@@ -27,7 +29,7 @@ from branchkeeper.analysis.worktree_status import (
 from branchkeeper.git.run import GitError
 from branchkeeper.git.types import Oid
 from branchkeeper.model.config import Config
-from branchkeeper.model.records import BranchState, Proof
+from branchkeeper.model.records import BranchAction, BranchRecord, CommandVerdict, Proof
 from branchkeeper.policy.refusals import RefusalKind, refuse_batch, static_refusal
 
 
@@ -92,10 +94,17 @@ class Plan:
         return [i for i in self.remote_items if i.action is Action.DELETE]
 
 
-def _item(name: str, tip: Oid | None, verdict: TipProof) -> BranchItem:
-    if verdict.proof is not None:
-        return BranchItem(name, tip, Action.DELETE, verdict.reason, verdict.proof)
-    return BranchItem(name, tip, Action.SKIP_UNPROVEN, verdict.reason)
+_ACTION = {BranchAction.DELETE: Action.DELETE, BranchAction.KEEP: Action.KEPT,
+           BranchAction.SKIP_UNPROVEN: Action.SKIP_UNPROVEN, BranchAction.REFUSED: Action.REFUSED}
+
+
+def _item(rec: BranchRecord, tip: Oid | None, cv: CommandVerdict, proof: Proof | None
+          ) -> BranchItem:
+    """A plan item from one command's disposition of a record."""
+    action = _ACTION[cv.action]
+    reason = f"refused: {cv.reason}" if action is Action.REFUSED else cv.reason
+    return BranchItem(rec.name, tip, action, reason,
+                      proof if action is Action.DELETE else None)
 
 
 def _apply_refusals(items: list[BranchItem], ctx: RefusalContext, *,
@@ -107,13 +116,14 @@ def _apply_refusals(items: list[BranchItem], ctx: RefusalContext, *,
 
 
 def plan_delete(inv: Inventory, ctx: RefusalContext, names: Sequence[str], *, remote: bool,
-                allow_unproven: bool, deadline: Deadline) -> Plan:
-    """Classify every name for ``branchkeeper delete`` (issue 3, section 3).
+                allow_unproven: bool) -> Plan:
+    """Classify every name for ``branchkeeper delete`` (issue 3, section 3) from its record's
+    ``delete`` disposition, refusals first.
 
-    Each name is refused (section 2), proven (tiers 1-5), unproven or unknown. Any refusal, any
-    unknown, or any unproven name without ``allow_unproven`` refuses the whole batch
-    (``plan.refused`` says why; every item then keeps its own reason). With ``remote``, each
-    name's ``refs/remotes/<remote>/<name>`` tip must be proven against a ref of that remote.
+    Any refusal, any unknown, or any unproven name without ``allow_unproven`` refuses the whole
+    batch (``plan.refused`` says why; every item then keeps its own reason). With ``remote``,
+    each name's ``refs/remotes/<remote>/<name>`` tip must be proven against a ref of that
+    remote (the record's ``delete_remote``).
     """
     records = inv.by_name()
     items: list[BranchItem] = []
@@ -121,7 +131,7 @@ def plan_delete(inv: Inventory, ctx: RefusalContext, names: Sequence[str], *, re
     for name in dict.fromkeys(names):
         rec = records.get(name)
         local_tip = rec.local_tip if rec is not None else None
-        if local_tip is None:
+        if rec is None or local_tip is None or rec.actions is None:
             if not (remote and rec is not None and rec.remote_tip is not None):
                 items.append(BranchItem(name, None, Action.REFUSED, "no such local branch"))
         else:
@@ -130,15 +140,15 @@ def plan_delete(inv: Inventory, ctx: RefusalContext, names: Sequence[str], *, re
                 items.append(BranchItem(name, local_tip, Action.REFUSED,
                                         f"refused: {refusal.reason}"))
             else:
-                verdict = prove_tip(inv, local_tip, content_tier=True, deadline=deadline)
-                item = _item(name, local_tip, verdict)
+                cv = rec.actions.delete
+                item = _item(rec, local_tip, cv, rec.proof or _ancestry(inv, local_tip))
                 if (item.action is Action.SKIP_UNPROVEN and allow_unproven
-                        and verdict.unknown is None):
+                        and not cv.unknown):
                     item = replace(item, action=Action.DELETE,
-                                   reason=f"UNPROVEN, deleted on request: {verdict.reason}")
+                                   reason=f"UNPROVEN, deleted on request: {cv.reason}")
                 items.append(item)
         if remote and rec is not None and rec.remote_tip is not None:
-            remote_items.append(_remote_item(inv, ctx, name, rec.remote_tip, deadline))
+            remote_items.append(_remote_item(inv, ctx, rec))
         elif remote:
             remote_items.append(BranchItem(name, None, Action.KEPT,
                                            f"no remote-tracking branch {inv.remote}/{name}",
@@ -154,15 +164,23 @@ def plan_delete(inv: Inventory, ctx: RefusalContext, names: Sequence[str], *, re
     return plan
 
 
-def _remote_item(inv: Inventory, ctx: RefusalContext, name: str, tip: Oid,
-                 deadline: Deadline) -> BranchItem:
-    refusal = static_refusal(name, ctx)
+def _ancestry(inv: Inventory, tip: Oid) -> Proof | None:
+    """The ladder's proof for a tip whose record carries none (an unstarted branch: its
+    ancestry proof is why ``delete`` may remove it)."""
+    verdict = inv.verdicts.get(tip)
+    return verdict.proof if verdict is not None else None
+
+
+def _remote_item(inv: Inventory, ctx: RefusalContext, rec: BranchRecord) -> BranchItem:
+    tip = rec.remote_tip
+    refusal = static_refusal(rec.name, ctx)
     if refusal is not None and refusal.kind not in (RefusalKind.CURRENT, RefusalKind.CHECKED_OUT):
-        return BranchItem(name, tip, Action.REFUSED, f"refused: {refusal.reason}",
+        return BranchItem(rec.name, tip, Action.REFUSED, f"refused: {refusal.reason}",
                           remote=inv.remote)
-    verdict = prove_tip(inv, tip, content_tier=True, deadline=deadline,
-                        require_remote_base=inv.remote)
-    return replace(_item(name, tip, verdict), remote=inv.remote)
+    assert rec.actions is not None and rec.actions.delete_remote is not None
+    verdict = inv.verdicts.get(tip) if tip is not None else None
+    proof = verdict.proof if verdict is not None else None
+    return replace(_item(rec, tip, rec.actions.delete_remote, proof), remote=inv.remote)
 
 
 def _worktree_check(inv: Inventory, config: Config, path: str) -> tuple[str, ...]:
@@ -208,14 +226,13 @@ def plan_sweep_clean(inv: Inventory, ctx: RefusalContext, config: Config, *,
     removable: set[str] = set()
     here = current_worktree.resolve() if current_worktree is not None else None
     for rec in inv.records:
-        if rec.local_tip is None:
+        if rec.local_tip is None or rec.actions is None:
             continue
-        if not rec.state.preserved or rec.proof is None or rec.local_tip != rec.tip:
-            items.append(BranchItem(rec.name, rec.local_tip, Action.KEPT,
-                                    f"{rec.state.value}: {rec.reason}".rstrip(": ")))
+        cv = rec.actions.sweep_clean
+        if cv.action is not BranchAction.DELETE:
+            items.append(BranchItem(rec.name, rec.local_tip, Action.KEPT, cv.reason))
             continue
-        items.append(BranchItem(rec.name, rec.local_tip, Action.DELETE, describe(rec.proof),
-                                rec.proof))
+        items.append(_item(rec, rec.local_tip, cv, rec.proof))
         where = ctx.checked_out.get(rec.name)
         if where is None or where.is_main or (here is not None
                                               and Path(where.path).resolve() == here):
@@ -242,11 +259,11 @@ def plan_sweep_clean(inv: Inventory, ctx: RefusalContext, config: Config, *,
     return Plan("sweep-clean", inv, out)
 
 
-def plan_prune(inv: Inventory, ctx: RefusalContext, *, deadline: Deadline) -> Plan:
-    """Plan ``prune`` (issue 3, section 5; second document, "Session-start prune"): every local
-    branch not refused, proven by tiers 1-5, is deleted; no proof is ``SKIP_UNPROVEN`` with its
-    reason; parked and unstarted branches are kept. An unresolved default branch deletes nothing
-    and says so."""
+def plan_prune(inv: Inventory, ctx: RefusalContext) -> Plan:
+    """Plan ``prune`` (issue 3, section 5; second document, "Session-start prune") from each
+    local branch's ``prune`` disposition: proven branches are deleted, unproven ones are
+    ``SKIP_UNPROVEN`` with their reason, parked and unstarted branches are kept; refusals on
+    top. An unresolved default branch deletes nothing and says so."""
     items: list[BranchItem] = []
     if not inv.default.resolved:
         for rec in inv.records:
@@ -257,18 +274,11 @@ def plan_prune(inv: Inventory, ctx: RefusalContext, *, deadline: Deadline) -> Pl
                     notes=[f"default branch unresolved ({inv.default.reason}); nothing deleted"])
     for rec in inv.records:
         tip = rec.local_tip
-        if tip is None:
+        if tip is None or rec.actions is None:
             continue
         refusal = static_refusal(rec.name, ctx)
         if refusal is not None:
             items.append(BranchItem(rec.name, tip, Action.REFUSED, f"refused: {refusal.reason}"))
-        elif rec.parked is not None and rec.state is BranchState.PARKED:
-            items.append(BranchItem(rec.name, tip, Action.KEPT, f"parked: {rec.parked.reason}"))
-        elif rec.state.preserved and rec.proof is not None and tip == rec.tip:
-            items.append(BranchItem(rec.name, tip, Action.DELETE, describe(rec.proof), rec.proof))
-        elif rec.reason.startswith("unstarted"):
-            items.append(BranchItem(rec.name, tip, Action.KEPT, rec.reason))
         else:
-            items.append(_item(rec.name, tip,
-                               prove_tip(inv, tip, content_tier=True, deadline=deadline)))
+            items.append(_item(rec, tip, rec.actions.prune, rec.proof))
     return Plan("prune", inv, _apply_refusals(items, ctx))

@@ -14,7 +14,6 @@ from collections.abc import Callable, Iterator, Sequence
 from branchkeeper.actions.cleanup import Plan, plan_delete, plan_prune, plan_sweep_clean
 from branchkeeper.actions.cleanup_exec import Outcome, dry_run, execute
 from branchkeeper.analysis.inventory import build_inventory
-from branchkeeper.analysis.proofs import Deadline
 from branchkeeper.analysis.refusal_facts import read_refusal_context
 from branchkeeper.git.repo import RepoFacts
 from branchkeeper.git.run import GitError, run_git
@@ -23,8 +22,6 @@ from branchkeeper.state.lock import MUTATION_LOCK, repo_lock
 
 #: How long a cleanup waits for another one to finish before giving up, in seconds.
 LOCK_WAIT_S = 30.0
-#: Wall-clock budget of tier 5 (content on base) in one prune, in seconds.
-CONTENT_BUDGET_S = 60.0
 
 
 @contextlib.contextmanager
@@ -47,8 +44,7 @@ def run_delete(facts: RepoFacts, config: Config, names: Sequence[str], *, remote
         inv = build_inventory(facts, config, use_cache=True)
         ctx = read_refusal_context(facts, config, default_name=inv.default.name,
                                    worktrees=inv.worktrees)
-        plan = plan_delete(inv, ctx, names, remote=remote, allow_unproven=allow_unproven,
-                           deadline=Deadline(CONTENT_BUDGET_S))
+        plan = plan_delete(inv, ctx, names, remote=remote, allow_unproven=allow_unproven)
         if dry:
             return dry_run(plan)
         unproven = [i for i in plan.deletions if i.proof is None]
@@ -89,7 +85,8 @@ def _fetch(facts: RepoFacts, config: Config) -> str:
 def run_prune(facts: RepoFacts, config: Config, *, fetch: bool, dry: bool,
               lock_wait_s: float = LOCK_WAIT_S) -> Outcome:
     """``branchkeeper prune``: fetch (bounded; a failure is a note), ``git worktree prune``,
-    then delete every local branch proven by tiers 1-5; the rest is ``SKIP_UNPROVEN``."""
+    then delete every local branch the inventory proves preserved; the rest is
+    ``SKIP_UNPROVEN`` or kept, with the reason its record gives."""
     notes: list[str] = []
     with _maybe_lock(facts, act=not dry, wait_s=lock_wait_s):
         if dry:
@@ -106,7 +103,7 @@ def run_prune(facts: RepoFacts, config: Config, *, fetch: bool, dry: bool,
         inv = build_inventory(facts, config, use_cache=True)
         ctx = read_refusal_context(facts, config, default_name=inv.default.name,
                                    worktrees=inv.worktrees)
-        plan = plan_prune(inv, ctx, deadline=Deadline(CONTENT_BUDGET_S))
+        plan = plan_prune(inv, ctx)
         plan.notes[:0] = notes
         if dry:
             return dry_run(plan)

@@ -3,10 +3,13 @@
 Runs after a successful ``git merge <branch>...`` in a checkout whose current branch is the
 default branch or an integration line. For each merged local branch:
 
-1. Prove by ancestry against the checkout's HEAD (``merge-base --is-ancestor``). A branch that
-   is not an ancestor but whose commits all appear in HEAD by patch-id (``git cherry``) gets the
-   ``branchkeeper sweep --clean`` command instead (its own commits are not reachable from HEAD,
-   so only the bundle-backed cleanup may delete it).
+1. Read each merged branch's verdict from one inventory (the record ``sweep`` shows, issue 11
+   section 5: never judged again here), within ``branches.sweep.budget_ms``. A branch merged by
+   ancestry (into the default branch or an integration line) may be deleted without a bundle:
+   every commit stays reachable from that ref. A branch proven preserved another way (a squash,
+   a rebase, patch-ids) gets the ``branchkeeper sweep --clean`` command instead (its own commits
+   are not reachable from any ref that stays, so only the bundle-backed cleanup may delete it).
+   Anything else is left alone, silently.
 2. A branch held by a worktree is never touched: the removal and delete commands are printed,
    whatever the mode (``git worktree remove`` deletes ignored files, so a person or the agent
    must decide).
@@ -27,11 +30,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from branchkeeper.analysis.refs import matches_any, read_refs, resolve_default_branch
-from branchkeeper.git.repo import list_worktrees, repo_facts
+from branchkeeper.analysis.inventory import build_inventory
+from branchkeeper.analysis.refs import matches_any
+from branchkeeper.git.repo import repo_facts
 from branchkeeper.git.run import run_git
 from branchkeeper.git.types import Oid
 from branchkeeper.model.config import Config
+from branchkeeper.model.records import BranchAction, BranchState
 from branchkeeper.shell.quoting import git_cmd, shell_quote
 
 #: Timeout of each git call here, seconds (this runs inside a PostToolUse hook).
@@ -51,19 +56,6 @@ class MergeCleanupResult:
     @property
     def text(self) -> str:
         return "\n".join(self.lines)
-
-
-def _is_ancestor(root: Path, tip: Oid, head: Oid) -> bool | None:
-    result = run_git(["merge-base", "--is-ancestor", tip, head], cwd=root, check=False,
-                     timeout=TIMEOUT_S)
-    # 0: ancestor, 1: not an ancestor, anything else: an error (unknown)
-    return {0: True, 1: False}.get(result.returncode)
-
-
-def _patch_equivalent(root: Path, tip: Oid, head: Oid) -> bool:
-    result = run_git(["cherry", head, tip], cwd=root, check=False, timeout=TIMEOUT_S)
-    lines = result.text.splitlines()
-    return result.returncode == 0 and bool(lines) and not any(ln.startswith("+") for ln in lines)
 
 
 def merged_names(args: Sequence[str]) -> list[str]:
@@ -108,40 +100,35 @@ def cleanup_after_merge(cwd: Path, names: Sequence[str], config: Config) -> Merg
     current = head_ref.text.strip().removeprefix("refs/heads/")
     if head_ref.returncode != 0 or not current:
         return MergeCleanupResult((), {})
-    table = read_refs(root, branches.remote)
-    default = resolve_default_branch(branches.default, table)
-    if current != default.name and not matches_any(current, branches.integration_lines):
+    inv = build_inventory(facts, config, budget_ms=branches.sweep.budget_ms)
+    if current != inv.default.name and not matches_any(current, branches.integration_lines):
         return MergeCleanupResult((), {})
-    head_info = table.local.get(current)
-    if head_info is None or head_info.oid is None:
-        return MergeCleanupResult((), {})
-    head = head_info.oid
-    never = {current, default.name or "", *branches.protected_names}
+    records = inv.by_name()
+    never = {current, inv.default.name or "", *branches.protected_names}
     holders = {w.branch.removeprefix("refs/heads/"): str(w.path)
-               for w in list_worktrees(facts) if w.branch}
+               for w in inv.worktrees if w.branch}
     lines: list[str] = []
     to_delete: dict[str, Oid] = {}
     for name in dict.fromkeys(names):
-        info = table.local.get(name)
-        if (info is None or info.oid is None or name in never
-                or matches_any(name, branches.integration_lines)
-                or matches_any(name, branches.exempt)):
+        rec = records.get(name)
+        if (rec is None or rec.local_tip is None or rec.actions is None or name in never
+                or rec.state in (BranchState.DEFAULT, BranchState.INTEGRATION_LINE,
+                                 BranchState.EXEMPT)):
             continue
-        tip = info.oid
-        proven = _is_ancestor(root, tip, head)
-        if not proven:
-            if proven is False and _patch_equivalent(root, tip, head):
-                lines.append(f"{name}: every commit is in {current} by patch-id; delete it with "
-                             f"the bundle-backed cleanup: branchkeeper sweep --clean")
+        if rec.actions.sweep_clean.action is not BranchAction.DELETE:
+            continue
+        if rec.state is BranchState.PATCH_EQUIVALENT:
+            lines.append(f"{name}: {rec.reason}; delete it with the bundle-backed cleanup: "
+                         "branchkeeper sweep --clean")
             continue
         remote_cmd = (git_cmd("push", branches.remote, "--delete", name)
-                      if name in table.remote else "")
+                      if rec.remote_tip is not None else "")
         if name in holders:
             lines.append(f"{name} is merged into {current} and checked out in a worktree; "
                          f"finish with: {git_cmd('worktree', 'remove', holders[name])} && "
                          f"{git_cmd('branch', '-d', '--', name)}")
         elif mode == "act":
-            to_delete[name] = tip
+            to_delete[name] = rec.local_tip
             continue
         else:
             lines.append(f"{name} is merged into {current}; delete it with: "
@@ -157,7 +144,7 @@ def cleanup_after_merge(cwd: Path, names: Sequence[str], config: Config) -> Merg
                              f"{git_cmd('branch', name, tip)}")
             else:
                 lines.append(f"kept {name}: its tip moved after the proof")
-            if name in table.remote:
+            if records[name].remote_tip is not None:
                 lines.append(f"  after {current} is pushed, delete the remote branch: "
                              f"{git_cmd('push', branches.remote, '--delete', name)}")
     return MergeCleanupResult(tuple(lines), deleted)

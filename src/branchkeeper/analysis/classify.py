@@ -13,15 +13,24 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import partial
 from typing import TYPE_CHECKING
 
-from branchkeeper.analysis.proofs import TipVerdict
+from branchkeeper.analysis.dispositions import command_verdicts, superseded_reason
+from branchkeeper.analysis.proofrun import TipVerdict
 from branchkeeper.analysis.reflog_dates import had_work
 from branchkeeper.git.run import run_git
 from branchkeeper.git.types import Oid
-from branchkeeper.model.records import BranchRecord, BranchState, Containment, Park, Proof, Stage
+from branchkeeper.model.records import (
+    BranchRecord,
+    BranchState,
+    Containment,
+    Park,
+    Proof,
+    Stage,
+    Supersession,
+)
 
 if TYPE_CHECKING:
     from branchkeeper.analysis.graph import Subgraph
@@ -104,14 +113,19 @@ def _stager(config: Config) -> Callable[[float], Stage | None]:
 
 def build_records(ev: Evidence) -> list[BranchRecord]:
     """Every branch name's record, in name order: the fields every record has (tips, upstream,
-    worktree, age, park marker, same-tip group), then a role's record or a work branch's."""
+    worktree, age, park marker, same-tip group), then a role's record or a work branch's, then
+    what each cleanup command does with it (:func:`.dispositions.command_verdicts`)."""
     worktree_of = {w.branch[len("refs/heads/"):]: str(w.path) for w in ev.worktrees
                    if w.branch and w.branch.startswith("refs/heads/")}
     tip_groups: dict[Oid, list[str]] = {}
+    names_at: dict[Oid, list[str]] = {}
     for n in ev.names:
         info = ev.table.local.get(n) or ev.table.remote.get(n)
         if info is not None and info.oid is not None and ev.roles[n] is not BranchState.EXEMPT:
             tip_groups.setdefault(info.oid, []).append(n)
+        for ref in (ev.table.local.get(n), ev.table.remote.get(n)):
+            if ref is not None and ref.oid is not None:
+                names_at.setdefault(ref.oid, []).append(n)
     stage_of = _stager(ev.config)
     records: list[BranchRecord] = []
     for n in ev.names:
@@ -137,10 +151,15 @@ def build_records(ev: Evidence) -> list[BranchRecord]:
             same_tip_as=tuple(x for x in tip_groups.get(tip, []) if x != n) if tip else ())
         fixed = ev.roles[n]
         if fixed is not None:
-            records.append(_role_record(ev, fixed, local, rem, make))
+            rec = _role_record(ev, fixed, local, rem, make)
         else:
-            records.append(_work_record(ev, n, info, local is not None, rem, age, parked, make,
-                                        stage_of))
+            rec = _work_record(ev, n, info, local is not None, rem, age, parked, make,
+                               stage_of, names_at)
+        tip_verdict = ev.verdicts.get(tip) if tip is not None else None
+        remote_verdict = ev.verdicts.get(rem.oid) if rem is not None and rem.oid else None
+        records.append(replace(rec, actions=command_verdicts(
+            rec, verdict=tip_verdict, remote_verdict=remote_verdict,
+            remote=ev.config.branches.remote, default_name=ev.default.name)))
     return records
 
 
@@ -175,7 +194,8 @@ def _role_record(ev: Evidence, fixed: BranchState, local: RefInfo | None, rem: R
 
 def _work_record(ev: Evidence, n: str, info: RefInfo, has_local: bool, rem: RefInfo | None,
                  age: float | None, parked: Park | None, make: Make,
-                 stage_of: Callable[[float], Stage | None]) -> BranchRecord:
+                 stage_of: Callable[[float], Stage | None], names_at: dict[Oid, list[str]]
+                 ) -> BranchRecord:
     """A branch that is work: its state from the proof verdict, where its commits live, its
     dormancy stage and counts."""
     tip = info.oid
@@ -193,8 +213,15 @@ def _work_record(ev: Evidence, n: str, info: RefInfo, has_local: bool, rem: RefI
     # At the default branch's tip: unstarted (C07) unless its reflog shows work on it (a
     # fast-forward merge leaves the same tip behind).
     unstarted = tip in ev.default_tips and not had_work(ev.facts, n if has_local else None)
+    superseded = None
+    if verdict.superseded is not None and not unstarted:
+        sup = verdict.superseded
+        superseded = Supersession(sup.holder, sup.base, sup.landed_as, sup.changes,
+                                  sup.conflicted, tuple(names_at.get(sup.holder, ())))
     state, reason, proof = _state(ev, verdict, unstarted=unstarted, parked=parked, age=age,
                                   stage_of=stage_of)
+    if superseded is not None and state in (BranchState.DORMANT, BranchState.LIVE):
+        state = BranchState.SUPERSEDED
     containment = None
     containing = None
     unpushed = None
@@ -204,12 +231,16 @@ def _work_record(ev: Evidence, n: str, info: RefInfo, has_local: bool, rem: RefI
     if not state.preserved and not unstarted and ev.remote_configured:
         containment, containing = _containment(ev, n, tip, rem)
     stage = None
-    if state is BranchState.DORMANT and age is not None:
+    if state in (BranchState.DORMANT, BranchState.SUPERSEDED) and age is not None:
         stage = stage_of(age)
-    return make(
+    rec = make(
         state=state, reason=reason, proof=proof, containment=containment,
         containing_ref=containing, stage=stage, ahead=ahead, behind=ev.behind_of.get(tip),
-        unpushed=unpushed, lines=ev.lines.get(tip) if proof is None else None)
+        unpushed=unpushed, lines=ev.lines.get(tip) if proof is None else None,
+        superseded=superseded if state is BranchState.SUPERSEDED else None)
+    if state is BranchState.SUPERSEDED:
+        rec = replace(rec, reason=superseded_reason(rec))
+    return rec
 
 
 def _state(ev: Evidence, verdict: TipVerdict, *, unstarted: bool, parked: Park | None,
@@ -227,7 +258,7 @@ def _state(ev: Evidence, verdict: TipVerdict, *, unstarted: bool, parked: Park |
             reason = f"tip is an ancestor of {proof.base}"
         else:
             state = BranchState.PATCH_EQUIVALENT
-            reason = _proof_reason(proof.kind.value, proof.base, proof.landed_as)
+            reason = _proof_reason(proof)
             if verdict.note:
                 reason += f" ({verdict.note})"
         return state, reason, proof
@@ -267,14 +298,19 @@ def _containment(ev: Evidence, n: str, tip: Oid, rem: RefInfo | None
     return None, None
 
 
-def _proof_reason(kind: str, base: str, landed: Oid | None) -> str:
-    short = base.removeprefix("refs/remotes/").removeprefix("refs/heads/")
+def _proof_reason(proof: Proof) -> str:
+    short = proof.base.removeprefix("refs/remotes/").removeprefix("refs/heads/")
+    landed = proof.landed_as
+    kind = proof.kind.value
     if kind == "squash_merged":
-        return f"squash-merged into {short} as {landed.short if landed else '?'}"
+        how = ("merging the branch into its parent reproduces it" if proof.check == "merge"
+               else "same patch-id")
+        return f"squash-merged into {short} as {landed.short if landed else '?'} ({how})"
     if kind == "patch_equivalent":
         return f"every commit is on {short} by patch-id"
     if kind == "tip_subsumed":
-        return f"contained in a branch proven merged into {short}"
+        where = f" as {landed.short}" if landed is not None else ""
+        return f"inside a branch that landed on {short}{where}; merging it there changes nothing"
     if kind == "content_on_base":
         return f"every changed file is identical on {short}"
     return f"preserved on {short}"

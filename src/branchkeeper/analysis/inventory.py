@@ -1,10 +1,11 @@
 """The inventory: one record per branch name, classified (first document, sections 2, 4, 5).
 
 Git processes per inventory, whatever the number of branches: ``for-each-ref`` (all refs),
-``worktree list``, ``for-each-ref --merged`` (remote default), one ``rev-list`` subgraph walk,
-one base-window ``rev-list`` per base, two patch-id pipelines, one ``diff-tree --numstat``, one
-``log -g`` for creation dates. Per-branch work left (a merge base where the frontier is not a
-single commit, ``behind`` counts) is cached and bounded by the deadline.
+``worktree list``, one ``config --get-regexp`` (remotes, partial clone), ``for-each-ref
+--merged`` (remote default), one ``rev-list`` subgraph walk, one ``rev-list`` of the default
+branch's history, a few ``diff-tree``/``patch-id`` streams, one ``merge-tree --stdin`` per
+merge tier, one ``ls-tree`` per default ref, one ``diff-tree --numstat``, one ``log -g`` for
+creation dates (reftable only); more only where an object is missing (about two per object).
 
 :func:`build_inventory` runs named steps: read the refs, choose the proof targets, walk the
 unmerged history and prove (:mod:`~branchkeeper.analysis.proofs`), count (containment,
@@ -19,16 +20,25 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from branchkeeper import clock
+from branchkeeper.analysis.basehistory import BaseHistory
 from branchkeeper.analysis.classify import Evidence, build_records
+from branchkeeper.analysis.commitfacts import range_line_counts
 from branchkeeper.analysis.graph import Subgraph, read_grafts, walk_subgraph
-from branchkeeper.analysis.patchids import range_line_counts
-from branchkeeper.analysis.proofs import Base, Deadline, TipVerdict, Window, prove_tips
+from branchkeeper.analysis.proofs import Base, Deadline, ProofResult, TipVerdict, prove_tips
 from branchkeeper.analysis.reflog_dates import creation_dates
 from branchkeeper.analysis.refs import DefaultBranch, RefTable, matches_any, read_refs, resolve_default_branch
-from branchkeeper.git.repo import RepoFacts, Worktree, list_worktrees
+from branchkeeper.git.repo import (
+    RemoteConfig,
+    RepoFacts,
+    Worktree,
+    list_worktrees,
+    patch_id_mode,
+    read_remote_config,
+)
 from branchkeeper.git.run import GitError, run_git
 from branchkeeper.git.types import Oid
 from branchkeeper.model.records import BranchRecord, BranchState
+from branchkeeper.state.commit_cache import CommitCache
 from branchkeeper.state.inventory_cache import InventoryCache
 from branchkeeper.state.last_sweep import write_last_sweep
 
@@ -93,13 +103,19 @@ def build_inventory(
     now = clock.now() if now is None else now
     deadline = Deadline(None if budget_ms is None else budget_ms / 1000.0)
     notes: list[str] = []
-    table, default, worktrees, remote_configured = _read_refs(facts, config, notes)
+    table, default, worktrees, remotes = _read_refs(facts, config, notes)
+    remote_configured = remotes.configured
     cache = InventoryCache.load(facts.common_dir if use_cache else None)
+    commits = CommitCache.load(facts.common_dir if use_cache else None, pid_mode=patch_id_mode())
     names = table.names()
     roles = _roles(names, config, default.name)
     default_bases, line_bases = _bases(table, default, names, roles, config.branches.remote)
-    verdicts, windows, subgraph = _prove(facts, config, table, names, roles, default_bases,
-                                         line_bases, cache, deadline, notes)
+    proved, subgraph = _prove(facts, table, names, roles, default_bases, line_bases, cache,
+                              commits, deadline, config.branches.remote, default,
+                              partial=remotes.partial_clone)
+    verdicts = proved.verdicts
+    notes.extend(proved.notes)
+    _missing_note(proved, remotes, notes)
     default_tips = {b.oid for b in default_bases}
     evidence = Evidence(
         facts=facts, config=config, now=now, table=table, names=names, default=default,
@@ -109,9 +125,10 @@ def build_inventory(
         created=_old_branch_dates(facts, config, table, roles, verdicts, default_tips, now,
                                   cache),
         lines=_lines_changed(facts.root, verdicts, cache),
-        behind_of=_behind_default(windows, verdicts, default, shallow=facts.shallow))
+        behind_of=_behind_default(proved.history, verdicts, default, shallow=facts.shallow))
     records = build_records(evidence)
     cache.save()
+    commits.save()
     if use_cache:
         write_last_sweep(facts.common_dir, records, now)
     return Inventory(
@@ -124,11 +141,12 @@ def build_inventory(
 
 # -- read the refs ------------------------------------------------------------------------------
 def _read_refs(facts: RepoFacts, config: Config, notes: list[str]
-               ) -> tuple[RefTable, DefaultBranch, list[Worktree], bool]:
+               ) -> tuple[RefTable, DefaultBranch, list[Worktree], RemoteConfig]:
     """Every ref (one ``for-each-ref``), the default branch resolved from them, every worktree
-    (one ``worktree list``) and whether the configured remote exists (one ``config --get``
-    when it has no refs). Repository-level remarks are appended to ``notes``. Raises
-    :class:`GitError` when the refs cannot be listed."""
+    (one ``worktree list``) and what the configuration says of remotes (one ``config``:
+    whether the configured remote exists, whether this is a partial clone). Repository-level
+    remarks are appended to ``notes``. Raises :class:`GitError` when the refs cannot be
+    listed."""
     root = facts.root
     remote = config.branches.remote
     table = read_refs(root, remote)
@@ -139,14 +157,18 @@ def _read_refs(facts: RepoFacts, config: Config, notes: list[str]
                      "as merged")
     if facts.shallow:
         notes.append("shallow clone: verdicts that rest on history below the graft are unknown")
+    if config.branches.sweep.squash_window is not None:
+        notes.append("branches.sweep.squash_window is deprecated and ignored: the proofs read "
+                     "the whole history")
     # A repository with no such remote (a bare server, a local-only repository): where
     # unmerged work lives cannot be judged, so nothing is called LOST WORK RISK.
-    remote_configured = bool(table.remote) or run_git(
-        ["config", "--get", f"remote.{remote}.url"], cwd=root, check=False).returncode == 0
-    if not remote_configured:
+    remotes = read_remote_config(root, remote)
+    if table.remote and not remotes.configured:
+        remotes = RemoteConfig(True, remotes.promisors)
+    if not remotes.configured:
         notes.append(f"no remote {remote!r} is configured: where unmerged work lives is not "
                      "judged (set branches.remote)")
-    return table, default, worktrees, remote_configured
+    return table, default, worktrees, remotes
 
 
 def _roles(names: list[str], config: Config, default_name: str | None
@@ -188,16 +210,16 @@ def _bases(table: RefTable, default: DefaultBranch, names: list[str],
 
 
 # -- walk and prove -----------------------------------------------------------------------------
-def _prove(facts: RepoFacts, config: Config, table: RefTable, names: list[str],
+def _prove(facts: RepoFacts, table: RefTable, names: list[str],
            roles: dict[str, BranchState | None], default_bases: list[Base],
-           line_bases: list[Base], cache: InventoryCache, deadline: Deadline, notes: list[str]
-           ) -> tuple[dict[Oid, TipVerdict], list[Window], Subgraph | None]:
-    """The proof ladder's verdict for the local and remote tip of every work branch, the base
-    windows it read and the unmerged subgraph it walked (one ``for-each-ref --merged`` when the
-    remote and local default differ, one subgraph walk, then the ladder). Without a default
-    branch every tip is unknown; a git error makes every tip unknown and adds a note."""
+           line_bases: list[Base], cache: InventoryCache, commits: CommitCache,
+           deadline: Deadline, remote: str, default: DefaultBranch, *, partial: bool
+           ) -> tuple[ProofResult, Subgraph | None]:
+    """The proof ladder's verdict for the local and remote tip of every work branch, and the
+    unmerged subgraph it walked (one ``for-each-ref --merged`` when the remote and local
+    default differ, one subgraph walk, then the ladder). Without a default branch every tip is
+    unknown; a git error in the walk makes every tip unknown and adds a note."""
     root = facts.root
-    remote = config.branches.remote
     judged: set[Oid] = set()
     for n in names:
         if roles[n] is None:
@@ -206,10 +228,10 @@ def _prove(facts: RepoFacts, config: Config, table: RefTable, names: list[str],
                     judged.add(info.oid)
     remote_tips = {info.oid for info in table.remote.values()
                    if info.oid is not None and info.objecttype == "commit"}
-    windows: list[Window] = []
     if not default_bases:
-        return {t: TipVerdict(unknown="default branch unresolved") for t in judged}, windows, None
-    subgraph = None
+        why = f"default branch unresolved: {default.reason}" if default.reason else \
+            "default branch unresolved"
+        return ProofResult({t: TipVerdict(unknown=why) for t in judged}), None
     try:
         merged_remote: set[Oid] = set()
         if default_bases[0].ref.startswith("refs/remotes/") and \
@@ -222,17 +244,34 @@ def _prove(facts: RepoFacts, config: Config, table: RefTable, names: list[str],
             root, judged | remote_tips | {b.oid for b in line_bases},
             [b.ref for b in default_bases], grafts=read_grafts(facts.common_dir),
         )
-        verdicts = prove_tips(
-            root, sorted(judged), subgraph=subgraph, default_bases=default_bases,
-            line_bases=line_bases, merged_into_remote_default=merged_remote, cache=cache,
-            squash_window=config.branches.sweep.squash_window, shallow=facts.shallow,
-            deadline=deadline, windows_out=windows,
-        )
     except GitError as exc:
-        notes.append(f"git error during classification: {exc}")
-        verdicts = {t: TipVerdict(unknown=f"git error: {str(exc).splitlines()[0]}")
-                    for t in judged}
-    return verdicts, windows, subgraph
+        first = str(exc).splitlines()[0]
+        return ProofResult({t: TipVerdict(unknown=f"git error: {first}") for t in judged},
+                           notes=[f"git error during classification: {exc}"]), None
+    version = facts.version
+    proved = prove_tips(
+        root, sorted(judged), subgraph=subgraph, default_bases=default_bases,
+        line_bases=line_bases, merged_into_remote_default=merged_remote, cache=cache,
+        commits=commits, common_dir=facts.common_dir, merges=version.has_merge_tree_stdin,
+        shallow=facts.shallow, deadline=deadline,
+        git_label=f"git {version.major}.{version.minor}", partial=partial)
+    return proved, subgraph
+
+
+def _missing_note(proved: ProofResult, remotes: RemoteConfig, notes: list[str]) -> None:
+    """A repository note when objects are missing: how many branches were not judged, and why
+    (a partial clone's promisor remote is never fetched from)."""
+    unjudged = sum(1 for v in proved.verdicts.values()
+                   if v.unknown is not None and v.unknown.startswith("object missing"))
+    if remotes.partial_clone:
+        notes.append(f"partial clone (promisor remote {', '.join(remotes.promisors)}): "
+                     f"{unjudged} branch(es) not judged: objects they need are not in this "
+                     "clone, and branchkeeper never fetches them")
+    elif unjudged or proved.missing_objects:
+        some = sorted(proved.missing_objects)[:3]
+        notes.append(f"{unjudged} branch(es) not judged: {len(proved.missing_objects)} "
+                     f"object(s) missing from the repository ({', '.join(some)}"
+                     f"{', ...' if len(proved.missing_objects) > 3 else ''}); run: git fsck")
 
 
 # -- count --------------------------------------------------------------------------------------
@@ -270,12 +309,12 @@ def _old_branch_dates(facts: RepoFacts, config: Config, table: RefTable,
 
 def _lines_changed(root: Path, verdicts: dict[Oid, TipVerdict], cache: InventoryCache
                    ) -> dict[Oid, int]:
-    """Lines changed per unmerged tip since its merge base (cached; one ``diff-tree --numstat``
-    for all the others; a git error leaves them out)."""
+    """Lines changed per unmerged tip since its merge base (cached; one ``diff-tree
+    --numstat`` stream for all the others; a tip whose blobs are missing is left out)."""
     lines: dict[Oid, int] = {}
     line_pairs: list[tuple[Oid, Oid]] = []
     for t, v in verdicts.items():
-        if v.merge_base is None or v.proof is not None:
+        if v.merge_base is None or v.proof is not None or v.unknown is not None:
             continue
         key = f"lines:{v.merge_base}:{t}"
         if key in cache.counts:
@@ -284,7 +323,7 @@ def _lines_changed(root: Path, verdicts: dict[Oid, TipVerdict], cache: Inventory
         else:
             line_pairs.append((v.merge_base, t))
     try:
-        counted = range_line_counts(root, line_pairs) if line_pairs else {}
+        counted, _ = range_line_counts(root, line_pairs) if line_pairs else ({}, {})
     except GitError:
         counted = {}
     for mb, t in line_pairs:
@@ -295,15 +334,19 @@ def _lines_changed(root: Path, verdicts: dict[Oid, TipVerdict], cache: Inventory
     return lines
 
 
-def _behind_default(windows: list[Window], verdicts: dict[Oid, TipVerdict],
+def _behind_default(history: BaseHistory | None, verdicts: dict[Oid, TipVerdict],
                     default: DefaultBranch, *, shallow: bool) -> dict[Oid, int]:
-    """Commits behind the default branch per tip: exact counts from the default window's
-    ancestor bitsets, from the merge base (or the tip itself when it is proven an ancestor of
-    the default branch). None in a shallow clone."""
-    if not windows or shallow:
+    """Commits behind the default branch per tip, exact, from the default branch's history:
+    from the merge base (or the tip itself when it is proven an ancestor of the default
+    branch) when that commit is on its first-parent chain. None in a shallow clone."""
+    if history is None or shallow:
         return {}
-    points = {t: (v.merge_base if v.merge_base is not None else
-                  (t if v.proof is not None and v.proof.base in default.refs else None))
-              for t, v in verdicts.items()}
-    counts = windows[0].behind_counts(p for p in points.values() if p is not None)
-    return {t: counts[p] for t, p in points.items() if p is not None and p in counts}
+    out: dict[Oid, int] = {}
+    for t, v in verdicts.items():
+        point = v.merge_base if v.merge_base is not None else (
+            t if v.proof is not None and v.proof.base in default.refs else None)
+        if point is not None:
+            n = history.behind(point)
+            if n is not None:
+                out[t] = n
+    return out

@@ -6,7 +6,9 @@ directories, or the user's ``repos.json``) and caps the de-duplicated list BEFOR
 worktree; fast tier: one ``for-each-ref`` and one ``worktree list``); a broken repository gives a
 row with its error, never an exception. :func:`rank` orders rows worst first: lost-work risks,
 then dirty or unproven worktrees, then branches at the dormancy block stage, then the rest
-(merged-not-deleted plus dormant), and says why.
+(merged-not-deleted plus superseded plus dormant), and says why. Every count reads the
+inventory's records as ``sweep`` shows them (one verdict): merged-not-deleted counts remote-only
+branches too.
 """
 
 from __future__ import annotations
@@ -24,7 +26,7 @@ from branchkeeper.errors import BranchkeeperError, ConfigError
 from branchkeeper.git.repo import list_worktrees, parse_worktree_porcelain, repo_facts
 from branchkeeper.git.run import GitError, run_git
 from branchkeeper.model.config_file import load_config
-from branchkeeper.model.records import Stage
+from branchkeeper.model.records import BranchState, Stage
 
 #: How deep a root directory is scanned for repositories.
 SCAN_DEPTH = 3
@@ -137,6 +139,7 @@ class RepoReport:
     unproven_worktrees: int | None = None
     block_stage: int | None = None
     merged_not_deleted: int | None = None
+    superseded: int | None = None
     dormant: int | None = None
     branches: int | None = None
     remote_branches: int | None = None
@@ -168,8 +171,9 @@ def analyse(path: Path, *, count_only: bool) -> RepoReport:
         recs = inv.records
         row.lost_work = sum(1 for r in recs if r.lost_work_risk)
         row.block_stage = sum(1 for r in recs if r.stage is Stage.BLOCK)
-        row.merged_not_deleted = sum(1 for r in recs if r.state.preserved and r.local_tip)
-        row.dormant = sum(1 for r in recs if r.state.value == "dormant")
+        row.merged_not_deleted = sum(1 for r in recs if r.state.preserved)
+        row.superseded = sum(1 for r in recs if r.state is BranchState.SUPERSEDED)
+        row.dormant = sum(1 for r in recs if r.state is BranchState.DORMANT)
         row.branches = sum(1 for r in recs if r.local_tip is not None)
         row.remote_branches = sum(1 for r in recs if r.remote_tip is not None)
         by_name = inv.by_name()
@@ -225,6 +229,8 @@ def _why(row: RepoReport) -> list[str]:
     rest = []
     if row.merged_not_deleted:
         rest.append(f"{row.merged_not_deleted} merged, not deleted")
+    if row.superseded:
+        rest.append(f"{row.superseded} superseded (changes that did not land)")
     if row.dormant:
         rest.append(f"{row.dormant} dormant")
     why.extend(rest)
@@ -233,13 +239,15 @@ def _why(row: RepoReport) -> list[str]:
 
 def rank_key(row: RepoReport) -> tuple[int, ...]:
     """Sort key, worst first: broken rows last; then lost work, dirty+unproven worktrees,
-    block-stage branches, merged-not-deleted+dormant (fast tier: linked worktrees, branches)."""
+    block-stage branches, merged-not-deleted+superseded+dormant (fast tier: linked worktrees,
+    branches)."""
     if row.error is not None:
         return (1, 0, 0, 0, 0)
     if row.lost_work is None:
         return (0, -((row.worktrees or 1) - 1), -(row.branches or 0), 0, 0)
     return (0, -row.lost_work, -((row.dirty_worktrees or 0) + (row.unproven_worktrees or 0)),
-            -(row.block_stage or 0), -((row.merged_not_deleted or 0) + (row.dormant or 0)))
+            -(row.block_stage or 0),
+            -((row.merged_not_deleted or 0) + (row.superseded or 0) + (row.dormant or 0)))
 
 
 def run_all(paths: Iterable[Path], *, count_only: bool, workers: int = WORKERS,

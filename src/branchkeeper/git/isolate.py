@@ -72,7 +72,9 @@ def failure_of(exc: GitError) -> Failure:
 
 
 def run_isolated(items: Sequence[K], run: Callable[[Sequence[K]], Attempt[K, R]], *,
-                 max_failures: int = MAX_FAILURES) -> tuple[dict[K, R], dict[K, Failure]]:
+                 max_failures: int = MAX_FAILURES,
+                 group: Callable[[K], Hashable] | None = None
+                 ) -> tuple[dict[K, R], dict[K, Failure]]:
     """Answer every item of ``items`` through ``run`` (one git process or pipeline per call).
 
     Returns ``(results, failures)``: every item is in exactly one of them, or in neither when
@@ -80,7 +82,9 @@ def run_isolated(items: Sequence[K], run: Callable[[Sequence[K]], Attempt[K, R]]
     is not about the items (a timeout) and return an :class:`Attempt` with ``error`` set when
     git exited non-zero; its ``settled`` prefix must be exact. Items that produce no output
     (merge commits in a ``diff-tree`` stream) should be left out by the caller: a failure
-    after a run of them is found one probe at a time. Raises what ``run`` raises.
+    after a run of them is found one probe at a time. ``group``: items of one group need the
+    same objects (the merges of one tip), so when one fails on a missing object the others
+    fail with it, unprobed. Raises what ``run`` raises.
     """
     results: dict[K, R] = {}
     failures: dict[K, Failure] = {}
@@ -107,4 +111,10 @@ def run_isolated(items: Sequence[K], run: Callable[[Sequence[K]], Attempt[K, R]]
             if probe.error is not None:
                 failures[head] = failure_of(probe.error)
         queue = rest[1:]
+        if head in failures and group is not None and failures[head].oid is not None:
+            lost = group(head)
+            for item in queue:
+                if group(item) == lost:
+                    failures[item] = failures[head]
+            queue = [item for item in queue if item not in failures]
     return results, failures

@@ -225,7 +225,9 @@ def merge_pairs(root: Path, pairs: Sequence[Pair], *, scratch: ScratchObjects,
     process, more only where a pair fails (unrelated histories, a missing object).
 
     Returns ``(outcomes, failures)``; each distinct pair is in one of them. The result trees
-    are in ``scratch``. Raises :class:`GitError` on a timeout.
+    are in ``scratch``. When a pair fails on a missing object, the other pairs with the same
+    ``branch2`` fail with it unprobed (they read the same branch). Raises :class:`GitError`
+    on a timeout.
     """
     todo = list(dict.fromkeys(pairs))
 
@@ -245,4 +247,4 @@ def merge_pairs(root: Path, pairs: Sequence[Pair], *, scratch: ScratchObjects,
                            argv=["merge-tree", "--stdin"], returncode=0)
         return Attempt(dict(zip(batch, merged, strict=False)), len(merged), error)
 
-    return run_isolated(todo, run)
+    return run_isolated(todo, run, group=lambda pair: pair[1])

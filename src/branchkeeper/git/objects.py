@@ -65,3 +65,31 @@ def tree_entries(root: Path, tree: str, paths: Sequence[str], *, timeout: float 
         if path in wanted:
             table[path] = (fields[0].decode("ascii"), fields[2].decode("ascii"))
     return table
+
+
+def missing_objects(root: Path, oids: Iterable[str], *, partial: bool,
+                    timeout: float = 300) -> set[str]:
+    """The ids among ``oids`` the repository lacks, in one process and without fetching.
+
+    A full repository: one ``cat-file --batch-check`` (it answers ``<oid> missing``). A
+    partial clone, where an offline ``cat-file`` dies on the first promisor object instead:
+    one ``cat-file --batch-all-objects --batch-check`` of the objects it has (only what is
+    local is listed; nothing is fetched). Raises :class:`~branchkeeper.git.run.GitError`.
+    """
+    todo = set(oids)
+    if not todo:
+        return set()
+    if partial:
+        out = run_git(["cat-file", "--batch-all-objects", "--batch-check=%(objectname)"],
+                      cwd=root, timeout=timeout).stdout
+        present = set(out.decode("ascii", "replace").split())
+        return todo - present
+    stdin = "".join(f"{o}\n" for o in sorted(todo)).encode("ascii")
+    out = run_git(["cat-file", "--batch-check=%(objectname)"], cwd=root, stdin=stdin,
+                  timeout=timeout).stdout
+    missing: set[str] = set()
+    for line in out.decode("ascii", "replace").splitlines():
+        oid, _, word = line.partition(" ")
+        if word == "missing" and oid in todo:
+            missing.add(oid)
+    return missing

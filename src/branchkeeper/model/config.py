@@ -209,8 +209,10 @@ class SweepConfig(_Block):
     behind_threshold: int = Field(
         default=50, ge=1,
         description="commits behind the default branch before a branch is flagged")
-    squash_window: int = Field(
-        default=10000, ge=1, description="most base commits the squash-merge proof examines")
+    squash_window: int | None = Field(
+        default=None, ge=1,
+        description="deprecated, ignored: the proofs read the whole history (kept so that "
+                    "existing configurations still load)")
     fetch_timeout_s: float = Field(default=60.0, gt=0, allow_inf_nan=False,
                                    description="timeout of one fetch, seconds")
 
@@ -275,6 +277,10 @@ DEFAULT_CONFIG = Config()
 # -- leaves ------------------------------------------------------------------------------------
 #: The dormancy stage keys whose effective value a preset can supply.
 DORMANCY_DAYS = ("advisory_days", "noisy_days", "block_days")
+
+
+#: Keys still accepted so that existing files load, but ignored (docs/configuration.md).
+DEPRECATED_KEYS = frozenset({"branches.sweep.squash_window"})
 
 
 def leaf_keys(model: type[BaseModel] = Config, prefix: str = "") -> list[str]:

@@ -21,6 +21,9 @@ class BranchState(StrEnum):
     MERGED_INTO_LINE = "merged_into_line"
     PATCH_EQUIVALENT = "patch_equivalent"
     PARKED = "parked"
+    #: its commits are inside a branch that landed, but some of its changes did not land:
+    #: work, never deleted by a proof (issue 11, section 1)
+    SUPERSEDED = "superseded"
     DORMANT = "dormant"
     LIVE = "live"
     UNKNOWN = "unknown"
@@ -33,8 +36,9 @@ class BranchState(StrEnum):
 
     @property
     def is_work(self) -> bool:
-        """True for the states that are work in progress (parked, dormant, live)."""
-        return self in (BranchState.PARKED, BranchState.DORMANT, BranchState.LIVE)
+        """True for the states that are work in progress (parked, superseded, dormant, live)."""
+        return self in (BranchState.PARKED, BranchState.SUPERSEDED, BranchState.DORMANT,
+                        BranchState.LIVE)
 
 
 class ProofKind(StrEnum):
@@ -64,18 +68,100 @@ class Stage(StrEnum):
     BLOCK = "block"
 
 
+#: How each proof kind is checked unless said otherwise (``Proof.verified``).
+VERIFIED_BY = {
+    ProofKind.ANCESTOR: "ancestry",
+    ProofKind.PATCH_EQUIVALENT: "patch-id",
+    ProofKind.SQUASH_MERGED: "patch-id",
+    ProofKind.TIP_SUBSUMED: "merge",
+    ProofKind.CONTENT_ON_BASE: "content",
+}
+
+
 @dataclass(frozen=True, slots=True)
 class Proof:
     """Evidence that a branch's work is preserved.
 
     ``kind``: the proof; ``base``: the full ref it was proven against (``refs/remotes/origin/main``);
     ``landed_as``: the base commit the work landed as (the squash commit, the matching commit),
-    or ``None`` where no single commit exists (plain ancestry).
+    or ``None`` where no single commit exists (plain ancestry). ``verified``: how it was
+    checked: ``ancestry``, ``patch-id`` (equal patch-ids), ``merge`` (a real three-way merge
+    reproduced the base commit's tree) or ``content`` (every changed file is on the base);
+    empty means the kind's usual check (:data:`VERIFIED_BY`).
     """
 
     kind: ProofKind
     base: str
     landed_as: Oid | None = None
+    verified: str = ""
+
+    @property
+    def check(self) -> str:
+        """``verified``, or the kind's usual check."""
+        return self.verified or VERIFIED_BY[self.kind]
+
+
+@dataclass(frozen=True, slots=True)
+class MissingChange:
+    """One path of a superseded branch whose change did not land: lines ``added`` and
+    ``deleted`` by merging the branch into the landing commit (None for a binary file)."""
+
+    path: str
+    added: int | None
+    deleted: int | None
+
+
+@dataclass(frozen=True, slots=True)
+class Supersession:
+    """Why a branch is ``superseded``: its tip is inside ``holder`` (a tip proven landed on
+    ``base`` as ``landed_as``; None when it landed commit by commit and the check ran against
+    the base tip), but merging the tip into that commit still changes ``changes``; ``conflicted``
+    when that merge did not even apply cleanly. ``holder_names`` are the branches at
+    ``holder``."""
+
+    holder: Oid
+    base: str
+    landed_as: Oid | None
+    changes: tuple[MissingChange, ...]
+    conflicted: bool = False
+    holder_names: tuple[str, ...] = ()
+
+    @property
+    def lines(self) -> int:
+        """Changed lines that did not land (binary files count none)."""
+        return sum((c.added or 0) + (c.deleted or 0) for c in self.changes)
+
+
+class BranchAction(StrEnum):
+    """What a cleanup command does with a branch on the strength of its verdict (the refusals
+    no proof overrides come on top: docs/cleanup.md)."""
+
+    DELETE = "delete"
+    KEEP = "kept"
+    SKIP_UNPROVEN = "SKIP_UNPROVEN"
+    REFUSED = "refused"
+
+
+@dataclass(frozen=True, slots=True)
+class CommandVerdict:
+    """One command's disposition of a branch and why; ``unknown``: the verdict is unknown, so
+    not even ``delete --allow-unproven`` deletes it."""
+
+    action: BranchAction
+    reason: str
+    unknown: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class CommandVerdicts:
+    """What each cleanup command would do with one branch (issue 11, section 5): ``sweep
+    --clean``, ``prune``, ``delete NAME`` and, for a branch with a remote-tracking copy,
+    ``delete --remote NAME`` (its remote copy)."""
+
+    sweep_clean: CommandVerdict
+    prune: CommandVerdict
+    delete: CommandVerdict
+    delete_remote: CommandVerdict | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -119,6 +205,9 @@ class BranchRecord:
     parked: Park | None = None
     number_token: str | None = None
     same_tip_as: tuple[str, ...] = field(default_factory=tuple)
+    superseded: Supersession | None = None
+    #: what sweep --clean, prune and delete do with it (set by the inventory)
+    actions: CommandVerdicts | None = None
 
     @property
     def tip(self) -> Oid | None:

@@ -36,6 +36,8 @@ R_DUPLICATE = "R-BRANCH-DUPLICATE-STEM"
 #: Most branch lines a denial lists before "and N more".
 MAX_LINES = 20
 _MERGED = frozenset({"merged", "merged_into_line", "patch_equivalent"})
+#: The states that age into dormancy stages (unmerged, unparked work).
+_STAGED = frozenset({"dormant", "live", "superseded"})
 _DAY = 86400.0
 
 
@@ -167,7 +169,7 @@ def open_branches(view: CreationView) -> tuple[list[OpenBranch], int]:
             age = age + elapsed if (type(age) is float or type(age) is int) \
                 and 0 <= age < MAX_AGE_DAYS else None
             append(OpenBranch(name, tip, age, state,
-                              stage_of(age) if state == "dormant" or state == "live" else None,
+                              stage_of(age) if state in _STAGED else None,
                               cont if type(cont) is str else None, wt if type(wt) is str else None))
         else:
             append(OpenBranch(name, tip, None, None, None, None, None))

@@ -28,7 +28,8 @@ def item_json(item: BranchItem) -> dict[str, Any]:
         "action": item.action.value,
         "reason": item.reason,
         "proof": None if proof is None else {
-            "kind": proof.kind.value, "base": proof.base, "landed_as": proof.landed_as},
+            "kind": proof.kind.value, "base": proof.base, "landed_as": proof.landed_as,
+            "verified": proof.check},
         "worktree": item.worktree,
         "blocking": list(item.blocking),
         "restore": item.restore or None,

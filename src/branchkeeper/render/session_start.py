@@ -81,6 +81,13 @@ def session_start_text(summary: SessionSummary, *, source: str) -> str:
     if dormant:
         lines.append("Dormant branches: finish and merge, park with a reason, or delete:")
         add([f"  [{r.stage}] {r.name} ({_age(r)}{_where(r)})" for r in dormant])
+    superseded = sorted((r for r in rows if r.state == "superseded"),
+                        key=lambda r: (-(r.age_days or 0.0), r.name))
+    if superseded:
+        lines.append("Superseded branches (inside a branch that landed, but changes of their own "
+                     "did not land): park each with a reason, or delete it deliberately "
+                     "(branchkeeper delete --allow-unproven --reason ...):")
+        add([f"  {r.name} ({_age(r)}{_where(r)})" for r in superseded])
     if summary.holds:
         lines.append("Held worktrees:")
         add([f"  {h.path}: {h.reason} (owner {h.owner}; revisit {h.revisit})"
@@ -94,8 +101,8 @@ def session_start_text(summary: SessionSummary, *, source: str) -> str:
     if not lines:
         return ""
     counts = Counter(r.state for r in rows)
-    work = ("live", "dormant", "parked", "merged", "merged_into_line", "patch_equivalent",
-            "unknown")
+    work = ("live", "dormant", "superseded", "parked", "merged", "merged_into_line",
+            "patch_equivalent", "unknown")
     parts = [f"{counts[s]} {s}" for s in work if counts[s]]
     tail = f" ({summary.unknown} not judged within the sweep budget)" if summary.unknown else ""
     lines.append(f"branchkeeper: {len(rows)} branches: {', '.join(parts) or 'none open'}{tail}.")

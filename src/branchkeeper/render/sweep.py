@@ -14,7 +14,7 @@ from rich.table import Table
 from rich.text import Text
 
 from branchkeeper.analysis.inventory import Inventory
-from branchkeeper.model.records import BranchRecord, BranchState, Stage
+from branchkeeper.model.records import BranchRecord, BranchState, CommandVerdict, Stage
 
 JSON_VERSION = 1
 
@@ -47,6 +47,28 @@ def park_command(name: str) -> str:
     return f"branchkeeper park -- {shlex.quote(name)} --reason '...'"
 
 
+def unproven_delete_command(name: str) -> str:
+    """Deleting a branch no proof covers, deliberately (a person at a terminal; bundle kept)."""
+    return f"branchkeeper delete --allow-unproven --reason '...' -- {shlex.quote(name)}"
+
+
+def _action_json(cv: CommandVerdict | None) -> dict[str, Any] | None:
+    if cv is None:
+        return None
+    return {"action": cv.action.value, "reason": cv.reason}
+
+
+def superseded_json(r: BranchRecord) -> dict[str, Any] | None:
+    """The ``superseded`` object of a record (docs/sweep-json.md)."""
+    sup = r.superseded
+    if sup is None:
+        return None
+    return {"by": list(sup.holder_names), "holder_tip": sup.holder, "base": sup.base,
+            "landed_as": sup.landed_as, "lines": sup.lines, "conflicted": sup.conflicted,
+            "changes": [{"path": c.path, "added": c.added, "deleted": c.deleted}
+                        for c in sup.changes]}
+
+
 def record_json(r: BranchRecord) -> dict[str, Any]:
     """One branch as the JSON document lists it (field order as documented)."""
     return {
@@ -56,6 +78,7 @@ def record_json(r: BranchRecord) -> dict[str, Any]:
             "kind": r.proof.kind.value,
             "base": r.proof.base,
             "landed_as": r.proof.landed_as,
+            "verified": r.proof.check,
         },
         "containment": r.containment.value if r.containment else None,
         "containing_ref": r.containing_ref,
@@ -75,6 +98,13 @@ def record_json(r: BranchRecord) -> dict[str, Any]:
         },
         "number": r.number_token,
         "same_tip_as": list(r.same_tip_as),
+        "superseded": superseded_json(r),
+        "actions": None if r.actions is None else {
+            "sweep_clean": _action_json(r.actions.sweep_clean),
+            "prune": _action_json(r.actions.prune),
+            "delete": _action_json(r.actions.delete),
+            "delete_remote": _action_json(r.actions.delete_remote),
+        },
         "reason": r.reason,
     }
 
@@ -150,6 +180,8 @@ def render_text(inv: Inventory, console: Console, *, show_all: bool = False) -> 
             console.print(Text(f"    {cleanup_command(r, inv.remote)}", style="cyan"),
                           soft_wrap=True)
 
+    _render_superseded(records, console)
+
     dormant = sorted((r for r in records if r.state is BranchState.DORMANT),
                      key=lambda r: (_STAGE_ORDER.get(r.stage, 3) if r.stage else 3,
                                     -(r.age_days or 0)))
@@ -200,8 +232,9 @@ def render_text(inv: Inventory, console: Console, *, show_all: bool = False) -> 
             console.print(Text("Not judged: " + ", ".join(f"{r.name} ({r.state.value})"
                                                           for r in fixed)))
     s = inv.summary()
-    parts = [f"{s[k]} {k}" for k in ("merged", "merged_into_line", "patch_equivalent", "dormant",
-                                      "live", "parked", "unknown") if s[k]]
+    parts = [f"{s[k]} {k}" for k in ("merged", "merged_into_line", "patch_equivalent",
+                                      "superseded", "dormant", "live", "parked", "unknown")
+             if s[k]]
     console.print()
     console.print(Text(f"{len(records)} branches: " + (", ".join(parts) or "nothing to report")
                        + f"; LOST WORK RISK: {s['lost_work_risk']}",
@@ -214,6 +247,38 @@ def render_text(inv: Inventory, console: Console, *, show_all: bool = False) -> 
     if remote_only:
         console.print(Text(f"{len(remote_only)} proven branch(es) exist only on {inv.remote}: "
                            "delete them with branchkeeper delete --remote -- NAME...",
+                           style="cyan"), soft_wrap=True)
+
+
+#: Paths listed per superseded branch in the text report.
+SUPERSEDED_PATHS = 5
+
+
+def _render_superseded(records: list[BranchRecord], console: Console) -> None:
+    """Superseded branches: what of each did not land, and the two ways out."""
+    rows = [r for r in records if r.state is BranchState.SUPERSEDED and r.superseded]
+    if not rows:
+        return
+    console.print()
+    console.print(Text(f"Superseded ({len(rows)}): inside a branch that landed, but changes of "
+                       "their own did not land (never deleted by a proof)", style="bold"))
+    for r in rows:
+        sup = r.superseded
+        assert sup is not None
+        holder = ", ".join(sup.holder_names) or sup.holder.short
+        where = f" as {sup.landed_as.short}" if sup.landed_as is not None else ""
+        line = Text("  ")
+        line.append(r.name, style="bold")
+        line.append(f"  {sup.lines} changed line(s) did not land with {holder}{where}"
+                    f"{' (the merge conflicts)' if sup.conflicted else ''}, {_age(r)} old")
+        console.print(line, soft_wrap=True)
+        for c in sup.changes[:SUPERSEDED_PATHS]:
+            counts = "binary" if c.added is None else f"+{c.added} -{c.deleted}"
+            console.print(Text(f"    {c.path}  {counts}"), soft_wrap=True)
+        if len(sup.changes) > SUPERSEDED_PATHS:
+            console.print(Text(f"    and {len(sup.changes) - SUPERSEDED_PATHS} more path(s)"))
+        console.print(Text(f"    park it: {park_command(r.name)}", style="cyan"), soft_wrap=True)
+        console.print(Text(f"    or delete it deliberately: {unproven_delete_command(r.name)}",
                            style="cyan"), soft_wrap=True)
 
 

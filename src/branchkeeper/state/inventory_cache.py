@@ -1,11 +1,15 @@
 """The inventory cache under ``<common git dir>/branchkeeper/cache.json``.
 
-Results that never change for the same inputs are kept: the patch-id of a commit, the patch-id
-of a ``(merge base, tip)`` range, a merge base of ``(tip, base tip)``. A missing, unreadable or
-corrupt cache is treated as empty (it is only a cache); writes are atomic (temp file, replace),
-so a crash or a second sweep running at once never leaves a torn file.
+Results that never change for the same inputs are kept: the patch-id of a ``(merge base, tip)``
+range, counts (lines changed, creation dates, commits behind), each tip's verdict of the proof
+tiers that read only the tip and the bases (keyed by tip, valid while the bases and the
+verdict's stamp are unchanged), and the outcome of merging a tip into a landing commit (keyed by
+the pair). Per-commit facts live in the binary :mod:`~branchkeeper.state.commit_cache`. A
+missing, unreadable or corrupt cache is treated as empty (it is only a cache); writes are atomic
+(temp file, replace), so a crash or a second sweep running at once never leaves a torn file.
 
 Only entries used by the latest run are written back, so the file does not grow without bound.
+The values are plain JSON; what they mean is the analysis layer's business.
 """
 
 from __future__ import annotations
@@ -20,27 +24,31 @@ from typing import Any
 
 __all__ = ["InventoryCache"]
 
-CACHE_VERSION = 3
+CACHE_VERSION = 4
+_SECTIONS = ("range_pid", "counts", "verdicts", "pairs")
 
 
 @dataclass
 class InventoryCache:
-    """Maps of cached results; ``used`` collects what this run read or wrote."""
+    """Maps of cached results; ``used_*`` collect what this run read or wrote."""
 
     path: Path | None
-    commit_pid: dict[str, str] = field(default_factory=dict)
     range_pid: dict[str, str] = field(default_factory=dict)
-    merge_base: dict[str, str] = field(default_factory=dict)
     counts: dict[str, int] = field(default_factory=dict)
+    #: tip -> [stamp, verdict] (see :mod:`branchkeeper.analysis.proofcache`)
+    verdicts: dict[str, list[Any]] = field(default_factory=dict)
+    #: "<target>:<tip>" -> the outcome of merging tip into target
+    pairs: dict[str, list[Any]] = field(default_factory=dict)
     extra: dict[str, Any] = field(default_factory=dict)
-    used_commit: set[str] = field(default_factory=set)
     used_range: set[str] = field(default_factory=set)
-    used_mb: set[str] = field(default_factory=set)
     used_counts: set[str] = field(default_factory=set)
+    used_verdicts: set[str] = field(default_factory=set)
+    used_pairs: set[str] = field(default_factory=set)
     #: The keys of each map as read from the file (None: nothing was read), so that a run
     #: which neither added nor dropped an entry does not rewrite it (a warm sweep at 5,000
     #: branches would spend ~80 ms encoding and writing the same 2 MB).
     loaded: tuple[frozenset[str], ...] | None = None
+    changed: bool = False
 
     @classmethod
     def load(cls, common_dir: Path | None) -> InventoryCache:
@@ -64,44 +72,80 @@ class InventoryCache:
 
         cache = cls(
             path,
-            commit_pid={k: v for k, v in section("commit_pid").items() if isinstance(v, str)},
             range_pid={k: v for k, v in section("range_pid").items() if isinstance(v, str)},
-            merge_base={k: v for k, v in section("merge_base").items() if isinstance(v, str)},
             counts={k: v for k, v in section("counts").items() if isinstance(v, int)},
+            verdicts={k: v for k, v in section("verdicts").items() if isinstance(v, list)},
+            pairs={k: v for k, v in section("pairs").items() if isinstance(v, list)},
             extra=section("extra"),
         )
-        if all(len(section(name)) == len(got) for name, got in (
-                ("commit_pid", cache.commit_pid), ("range_pid", cache.range_pid),
-                ("merge_base", cache.merge_base), ("counts", cache.counts))):
-            cache.loaded = (frozenset(cache.commit_pid), frozenset(cache.range_pid),
-                            frozenset(cache.merge_base), frozenset(cache.counts))
+        sizes = (len(cache.range_pid), len(cache.counts), len(cache.verdicts), len(cache.pairs))
+        if all(len(section(name)) == size for name, size in zip(_SECTIONS, sizes, strict=True)):
+            cache.loaded = (frozenset(cache.range_pid), frozenset(cache.counts),
+                            frozenset(cache.verdicts), frozenset(cache.pairs))
         return cache
+
+    # -- the verdict and pair sections -----------------------------------------------------------
+    def get_verdict(self, tip: str, stamp: str) -> Any:
+        """The cached verdict of ``tip`` under ``stamp``, or None."""
+        entry = self.verdicts.get(tip)
+        if entry is None or len(entry) != 2 or entry[0] != stamp:
+            return None
+        self.used_verdicts.add(tip)
+        return entry[1]
+
+    def put_verdict(self, tip: str, stamp: str, value: Any) -> None:
+        self.verdicts[tip] = [stamp, value]
+        self.used_verdicts.add(tip)
+        self.changed = True
+
+    def drop_verdict(self, tip: str) -> None:
+        if self.verdicts.pop(tip, None) is not None:
+            self.used_verdicts.discard(tip)
+            self.changed = True
+
+    def get_pair(self, key: str) -> list[Any] | None:
+        value = self.pairs.get(key)
+        if value is not None:
+            self.used_pairs.add(key)
+        return value
+
+    def put_pair(self, key: str, value: list[Any]) -> None:
+        self.pairs[key] = value
+        self.used_pairs.add(key)
+        self.changed = True
 
     def save(self) -> None:
         """Write the entries this run used, atomically; errors are ignored (it is a cache)."""
         if self.path is None:
             return
-        # Entries are only ever added for missing keys, so equal key sets mean equal maps.
-        if self.loaded is not None and self.loaded == tuple(frozenset(used) for used in (
-                self.used_commit, self.used_range, self.used_mb, self.used_counts)):
+        used = (self.used_range, self.used_counts, self.used_verdicts, self.used_pairs)
+        # Entries are only ever added for missing keys (or replaced when their stamp changed,
+        # which sets ``changed``), so equal key sets mean equal maps.
+        if not self.changed and self.loaded is not None \
+                and self.loaded == tuple(frozenset(u) for u in used):
             return
         from branchkeeper.git.repo import patch_id_mode
 
         data = {
             "version": CACHE_VERSION,
             "pid_mode": patch_id_mode(),
-            "commit_pid": {k: self.commit_pid[k] for k in self.used_commit if k in self.commit_pid},
             "range_pid": {k: self.range_pid[k] for k in self.used_range if k in self.range_pid},
-            "merge_base": {k: self.merge_base[k] for k in self.used_mb if k in self.merge_base},
             "counts": {k: self.counts[k] for k in self.used_counts if k in self.counts},
+            "verdicts": {k: self.verdicts[k] for k in self.used_verdicts if k in self.verdicts},
+            "pairs": {k: self.pairs[k] for k in self.used_pairs if k in self.pairs},
             "extra": self.extra,
         }
+        tmp = None
         try:
             self.path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
             fd, tmp = tempfile.mkstemp(prefix=".cache-", dir=self.path.parent)
             with os.fdopen(fd, "w", encoding="utf-8") as fh:
                 fh.write(json.dumps(data, separators=(",", ":")))  # dumps: the C encoder
             os.replace(tmp, self.path)
+            tmp = None
         except OSError:
-            with contextlib.suppress(OSError, UnboundLocalError):
-                os.unlink(tmp)
+            pass
+        finally:
+            if tmp is not None:
+                with contextlib.suppress(OSError):
+                    os.unlink(tmp)

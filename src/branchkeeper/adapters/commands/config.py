@@ -24,7 +24,7 @@ from pydantic import BaseModel
 from branchkeeper.adapters.common import stdout_console
 from branchkeeper.errors import BranchkeeperError, ExitCode, NotARepositoryError
 from branchkeeper.git.run import run_git
-from branchkeeper.model.config import DEFAULT_CONFIG, Config, effective_values
+from branchkeeper.model.config import DEFAULT_CONFIG, DEPRECATED_KEYS, Config, effective_values
 from branchkeeper.model.config_file import CONFIG_FILENAME, load_config
 
 #: The comment above each block of the starter file.
@@ -165,15 +165,17 @@ def _yaml_value(value: object) -> str:
     return _scalar(value)
 
 
-def _starter_lines(model: BaseModel, indent: int) -> list[str]:
+def _starter_lines(model: BaseModel, indent: int, prefix: str = "") -> list[str]:
     pad = "  " * indent
     lines: list[str] = []
     for name, info in type(model).model_fields.items():
         value = getattr(model, name)
         if isinstance(value, BaseModel):
             lines += ["", f"{pad}# {_BLOCK_COMMENTS.get(name, '')}".rstrip(), f"{pad}{name}:"]
-            lines += _starter_lines(value, indent + 1)
+            lines += _starter_lines(value, indent + 1, f"{prefix}{name}.")
             continue
+        if f"{prefix}{name}" in DEPRECATED_KEYS:
+            continue  # a new file never starts with a key that is ignored
         lines.append(f"{pad}# {info.description}")
         if isinstance(value, list) and value:
             lines.append(f"{pad}{name}:")

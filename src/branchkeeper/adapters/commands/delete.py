@@ -26,9 +26,11 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p = sub.add_parser(
         "delete", help="delete branches whose work is proven preserved (bundle, journal, undo)",
         description=(
-            "Classify every NAME (refusals, then the proof ladder: ancestor, patch_equivalent, "
-            "squash_merged, tip_subsumed, content_on_base); any refused or unproven name refuses "
-            "the whole batch. Otherwise write one verified recovery bundle, journal the "
+            "Classify every NAME (refusals, then the verdict sweep shows, from the proof ladder: "
+            "ancestor, patch_equivalent, squash_merged, tip_subsumed, content_on_base); any "
+            "refused, unknown, unproven or superseded name refuses the whole batch (an unstarted "
+            "branch, at the default branch's tip, loses nothing and is deleted). Otherwise "
+            "write one verified recovery bundle, journal the "
             "operation, delete with compare-and-swap at the proven tips and print the command "
             "that restores each branch. Exit 0 deleted, 5 refused or raced, 4 error."),
     )

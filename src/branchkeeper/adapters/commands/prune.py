@@ -2,8 +2,8 @@
 "Session-start prune").
 
 ``git fetch --prune`` (bounded; ``--no-fetch`` skips it), ``git worktree prune``, then every local
-branch proven preserved by the ladder (tiers 1-5) is deleted behind one bundle and one journal
-operation; absence of proof is ``SKIP_UNPROVEN`` with its reason. Safe unattended and twice at
+branch proven preserved by the inventory (the verdict sweep shows) is deleted behind one bundle
+and one journal operation; absence of proof is ``SKIP_UNPROVEN`` with its reason. Safe unattended and twice at
 once (the mutation lock). Exit 0 done, 5 default branch unresolved or a tip raced, 4 error.
 """
 
@@ -24,8 +24,9 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
         description=(
             "git fetch --prune (bounded by branches.sweep.fetch_timeout_s; a failure is "
             "reported and the prune continues on local data), git worktree prune, then delete "
-            "every local branch whose work the proof ladder shows preserved. Unproven branches "
-            "are skipped (SKIP_UNPROVEN) with their reason; an unresolved default branch "
+            "every local branch whose work the proof ladder shows preserved (the verdict sweep "
+            "shows). Unproven and superseded branches are skipped (SKIP_UNPROVEN) with their "
+            "reason; parked and unstarted branches are kept; an unresolved default branch "
             "deletes nothing. Exit 0 done, 5 unresolved or raced, 4 error."),
     )
     p.add_argument("--no-fetch", action="store_true", help="do not fetch first")

@@ -99,8 +99,8 @@ def _table(rows: list[RepoReport], *, count_only: bool) -> None:
     table = Table(show_header=True, header_style="bold")
     cols = (["#", "repository", "branches", "remote", "worktrees", "locked", "prunable", "why"]
             if count_only else
-            ["#", "repository", "lost", "dirty wt", "unproven wt", "block", "merged", "dormant",
-             "why"])
+            ["#", "repository", "lost", "dirty wt", "unproven wt", "block", "merged",
+             "superseded", "dormant", "why"])
     for col in cols:
         table.add_column(col, overflow="fold")
     for i, r in enumerate(rows, start=1):
@@ -110,6 +110,7 @@ def _table(rows: list[RepoReport], *, count_only: bool) -> None:
                      _n(r.prunable)]
         else:
             cells = [_n(r.lost_work), _n(r.dirty_worktrees), _n(r.unproven_worktrees),
-                     _n(r.block_stage), _n(r.merged_not_deleted), _n(r.dormant)]
+                     _n(r.block_stage), _n(r.merged_not_deleted), _n(r.superseded),
+                     _n(r.dormant)]
         table.add_row(str(i), r.path, *cells, why)
     stdout_console().print(table)

@@ -1,0 +1,242 @@
+"""Tiers 2 and 3 of the proof ladder: where a branch's work landed on a base.
+
+:func:`gather` reads the diff facts every tier needs, in a few batched streams: the changed-path
+hash of each of the branches' own commits, of each integration line's own commits and of every
+default-branch commit a branch does not hold; each pending tip's whole diff; patch-ids only of
+commits whose path hash occurs on the other side (path sets are cheap, patch-ids are not); and
+the whole-diff patch-id of the tips whose path hash matches a base commit.
+
+- :func:`patch_equivalent` (tier 2): every commit of the branch has the patch-id of a base
+  commit it does not hold (a rebase merge, cherry-picks).
+- :func:`squash_by_patch_id` (tier 3): the whole diff from the merge base has the patch-id of one
+  such base commit (``verified: patch-id``; field cases C08, C09).
+- :func:`squash_by_merge` (tier 3): for each base commit ``S`` changing exactly the whole diff's
+  paths, ``merge-tree S^1 T``: when the merge is clean and its tree is ``S``'s tree, the branch
+  landed as ``S`` even though the base had moved under it (``verified: merge``; C12). Merge
+  commits and root commits are never candidates (a squash lands as one ordinary commit); a
+  candidate whose first parent is older than the branch's fork is still sound: the merge then
+  has to reproduce ``S`` from that parent, which it does only when ``S`` holds the branch's
+  whole content.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Sequence
+
+from branchkeeper.analysis.proofrun import Base, ProofRun
+from branchkeeper.git.mergetree import merge_pairs
+from branchkeeper.git.objects import commit_trees
+from branchkeeper.git.run import GitError
+from branchkeeper.git.types import Oid
+from branchkeeper.model.records import Proof, ProofKind
+
+#: Base commits tried per branch by the merge check, nearest in date to the branch's tip first.
+MAX_MERGE_CANDIDATES = 8
+
+
+def _diffable(run: ProofRun, commit: Oid) -> bool:
+    node = run.subgraph.commits.get(commit)
+    return node is not None and len(node.parents) == 1
+
+
+def gather(run: ProofRun, pending: Sequence[Oid]) -> None:
+    """Read the path hashes, whole diffs, patch-ids and whole-diff patch-ids the tiers need
+    (see the module docstring). A fact a tip needs that git could not give is a gap."""
+    history = run.history
+    assert history is not None
+    own = {c for t in pending for c in run.own[t] if _diffable(run, c)}
+    line_only = {b.ref: [c for c in run.line_reach(b) if _diffable(run, c)]
+                 for b in run.line_bases}
+    line_commits = {c for cs in line_only.values() for c in cs}
+    base_commits = history.landing_candidates(min(run.cutoff[t] for t in pending))
+    phash, failed = run.facts.path_sets([*sorted(own), *sorted(line_commits), *base_commits])
+    run.phash = phash
+    for t in pending:
+        for c in run.own[t]:
+            if c in own and c not in phash:
+                run.gap(t, failed.get(c))
+    pairs = [(run.diff_base[t], t) for t in pending if t in run.diff_base]
+    whole, wfailed = run.facts.whole_diffs(pairs)
+    run.whole = whole
+    for _, t in pairs:
+        if t not in whole:
+            run.gap(t, wfailed.get(t))
+    own_hashes = {phash[c] for c in own if c in phash} - {0}
+    wanted = own_hashes | ({w.paths_hash for w in whole.values()} - {0})
+    by_hash: defaultdict[int, list[Oid]] = defaultdict(list)
+    for b in base_commits:
+        h = phash.get(b)
+        if h in wanted:
+            by_hash[h].append(b)  # base_commits run newest first: reversed below
+    run.base_by_hash = {h: sorted(bs, key=history.join_of) for h, bs in by_hash.items()}
+    for ref, commits in line_only.items():
+        table: defaultdict[int, list[Oid]] = defaultdict(list)
+        for c in commits:
+            if phash.get(c) in wanted:
+                table[phash[c]].append(c)
+        run.line_by_hash[ref] = dict(table)
+    _patch_ids(run, pending, own)
+    _range_patch_ids(run, pending)
+
+
+def _matched(run: ProofRun, h: int | None) -> bool:
+    return h is not None and h != 0 and (
+        h in run.base_by_hash or any(h in t for t in run.line_by_hash.values()))
+
+
+def _patch_ids(run: ProofRun, pending: Sequence[Oid], own: set[Oid]) -> None:
+    """Patch-ids of the own commits whose path hash occurs on a base, and of the base commits
+    whose path hash occurs among own commits or whole diffs."""
+    phash = run.phash
+    mine = [c for c in sorted(own) if _matched(run, phash.get(c))]
+    theirs = [b for bs in run.base_by_hash.values() for b in bs]
+    theirs += [c for table in run.line_by_hash.values() for cs in table.values() for c in cs]
+    pids, failed = run.facts.patch_ids([*mine, *theirs])
+    run.pids = pids
+    wanted = set(mine)
+    for t in pending:
+        for c in run.own[t]:
+            if c in wanted and c not in pids:
+                run.gap(t, failed.get(c))
+    history = run.history
+    assert history is not None
+    by_pid: defaultdict[str, list[Oid]] = defaultdict(list)
+    for bs in run.base_by_hash.values():
+        for b in bs:
+            if pids.get(b):
+                by_pid[pids[b]].append(b)
+    run.base_by_pid = {p: sorted(bs, key=history.join_of) for p, bs in by_pid.items()}
+    for ref, table in run.line_by_hash.items():
+        line_pids: defaultdict[str, list[Oid]] = defaultdict(list)
+        for cs in table.values():
+            for c in cs:
+                if pids.get(c):
+                    line_pids[pids[c]].append(c)
+        run.line_by_pid[ref] = dict(line_pids)
+
+
+def _range_patch_ids(run: ProofRun, pending: Sequence[Oid]) -> None:
+    """The whole-diff patch-id (cached per merge base and tip) of each tip with a certain
+    merge base whose whole diff's path hash occurs on a base."""
+    need: list[tuple[Oid, Oid]] = []
+    for t in pending:
+        mb = run.merge_base.get(t)
+        w = run.whole.get(t)
+        if mb is None or w is None or not _matched(run, w.paths_hash):
+            continue
+        key = f"{mb}:{t}"
+        cached = run.cache.range_pid.get(key)
+        if cached is not None:
+            run.cache.used_range.add(key)
+            run.range_pid[t] = cached
+        else:
+            need.append((mb, t))
+    if not need:
+        return
+    found, failed = run.facts.range_patch_ids(need)
+    for mb, t in need:
+        if t in found:
+            run.range_pid[t] = found[t]
+            run.cache.range_pid[f"{mb}:{t}"] = found[t]
+            run.cache.used_range.add(f"{mb}:{t}")
+        else:
+            run.gap(t, failed.get(t))
+
+
+def _proof(run: ProofRun, kind: ProofKind, landed: Oid, base: Base | None, verified: str
+           ) -> Proof:
+    ref = run.base_ref(landed) if base is None else base.ref
+    return Proof(kind, ref, landed, verified)
+
+
+def patch_equivalent(run: ProofRun, pending: Sequence[Oid]) -> None:
+    """Tier 2: every own commit (no merge among them) has the patch-id of a base commit the
+    branch does not hold: on the default branch, or, for the commits an integration line does
+    not already hold, on that line."""
+    for t in run.unproven(list(pending)):
+        own = run.own[t]
+        if not own:
+            continue
+        hits = {c: run.landed(t, pid=p) if (p := run.pids.get(c)) and _diffable(run, c) else []
+                for c in own}
+        if all(any(base is None for _, base in hits[c]) for c in own):
+            first = next(b for b, base in hits[own[0]] if base is None)
+            run.prove(t, _proof(run, ProofKind.PATCH_EQUIVALENT, first, None, "patch-id"))
+            continue
+        for line in run.line_bases:
+            held = run.line_reach(line)
+            rest = [c for c in own if c not in held]
+            if rest and all(any(base in (None, line) for _, base in hits[c]) for c in rest):
+                first = next(b for b, base in hits[rest[0]] if base in (None, line))
+                run.prove(t, Proof(ProofKind.PATCH_EQUIVALENT, line.ref, first, "patch-id"))
+                break
+
+
+def squash_by_patch_id(run: ProofRun, pending: Sequence[Oid]) -> None:
+    """Tier 3 by patch-id: the whole diff from the certain merge base has the patch-id of one
+    base commit the branch does not hold."""
+    for t in run.unproven(list(pending)):
+        pid = run.range_pid.get(t)
+        if not pid:
+            continue
+        hits = run.landed(t, pid=pid)
+        if hits:
+            landed, base = hits[0]
+            run.prove(t, _proof(run, ProofKind.SQUASH_MERGED, landed, base, "patch-id"))
+
+
+def _candidates(run: ProofRun, tip: Oid) -> list[tuple[Oid, Oid, Base | None]]:
+    """``(S, S's first parent, line or None)`` for the merge check, nearest in date first."""
+    w = run.whole.get(tip)
+    if w is None or w.paths_hash == 0:
+        return []
+    history = run.history
+    assert history is not None
+    tip_date = run.subgraph.commits[tip].date
+    out: list[tuple[int, Oid, Oid, Base | None]] = []
+    for s, base in run.landed(tip, paths=w.paths_hash):
+        if base is None:
+            parent = history.first_parent(s)
+            date = history.date(s)
+        else:
+            node = run.subgraph.commits[s]
+            parent, date = node.parents[0], node.date
+        if parent is not None:
+            out.append((date if date >= tip_date else 2 * tip_date - date, s, parent, base))
+    out.sort(key=lambda x: (x[0], x[1]))
+    return [(s, p, b) for _, s, p, b in out[:MAX_MERGE_CANDIDATES]]
+
+
+def squash_by_merge(run: ProofRun, pending: Sequence[Oid]) -> None:
+    """Tier 3 by merge: ``merge-tree S^1 T`` reproduces ``S`` for a candidate ``S`` (one batched
+    ``merge-tree --stdin`` and one ``cat-file`` for the candidates' trees)."""
+    assert run.scratch is not None
+    todo = {t: c for t in run.unproven(list(pending))
+            if not run.lacks_objects(t) and (c := _candidates(run, t))}
+    if not todo:
+        return
+    if run.deadline.spent():
+        for t in todo:
+            run.gap(t, None)
+        return
+    pairs = [(p, t) for t, cands in todo.items() for _, p, _ in cands]
+    try:
+        outcomes, failed = merge_pairs(run.root, pairs, scratch=run.scratch)
+        trees = commit_trees(run.root, {s for cands in todo.values() for s, _, _ in cands})
+    except GitError as exc:
+        first = str(exc).splitlines()[0]
+        for t in todo:
+            run.notes.setdefault(t, f"the merge check failed: {first}")
+        return
+    for t, cands in todo.items():
+        for s, parent, base in cands:
+            outcome = outcomes.get((parent, t))
+            if outcome is not None and outcome.clean and outcome.tree == trees.get(s):
+                run.prove(t, _proof(run, ProofKind.SQUASH_MERGED, s, base, "merge"))
+                break
+        else:
+            for _, parent, _ in cands:
+                if (parent, t) in failed and failed[(parent, t)].oid is not None:
+                    run.gap(t, failed[(parent, t)])
+                    break
