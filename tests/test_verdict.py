@@ -70,7 +70,7 @@ def test_c11_superseded_whole_records(remote_and_clone: tuple[GitRepo, GitRepo])
                     "delete_remote": None},
         "reason": reason,
     }
-    squash = f"squash_merged into origin/main as {ids['S'][:10]}"
+    squash = f"squash-merged into origin/main as {ids['S'][:10]}"
     assert record(inv, "B2") == {
         "name": "B2", "state": "patch_equivalent",
         "proof": {"kind": "squash_merged", "base": "refs/remotes/origin/main",
@@ -115,7 +115,7 @@ def test_c11_every_command_keeps_b1(remote_and_clone: tuple[GitRepo, GitRepo],
     assert actions == {
         "B1": ("kept", f"superseded: 1 changed line(s) in 1 path(s) did not land with B2 as "
                        f"{ids['S'][:10]}"),
-        "B2": ("delete", f"squash_merged into origin/main as {ids['S'][:10]}"),
+        "B2": ("delete", f"squash-merged into origin/main as {ids['S'][:10]}"),
         "main": ("kept", "default")}
     code, doc = cli_json(capsys, w, "prune", "--no-fetch", "--dry-run")
     assert code == 0
@@ -150,8 +150,9 @@ def test_c11_kept_line_means_preserved(remote_and_clone: tuple[GitRepo, GitRepo]
         f"inside a branch that landed on origin/main as {ids['S'][:10]}; merging it there "
         f"changes nothing (an ancestor of {ids['B2'][:10]}, proven squash_merged; merging it "
         f"into {ids['S'][:10]} changes nothing)")
-    assert b1["actions"]["prune"] == {"action": "delete",
-                                      "reason": f"tip_subsumed into origin/main as {ids['S'][:10]}"}
+    assert b1["actions"]["prune"] == {
+        "action": "delete",
+        "reason": f"landed on origin/main inside a later branch as {ids['S'][:10]}"}
     code, _, _ = cli(capsys, w, "prune", "--no-fetch")
     assert code == 0
     assert branches(w) == ["main"]
@@ -193,7 +194,7 @@ def test_c12_squash_on_a_moved_base_is_verified_by_merge(
     code, doc = cli_json(capsys, w, "delete", "--dry-run", "feature")
     assert code == 0
     assert doc["branches"][0]["proof"] == proof
-    assert doc["branches"][0]["reason"] == (f"squash_merged into origin/main as {ids['S'][:10]} "
+    assert doc["branches"][0]["reason"] == (f"squash-merged into origin/main as {ids['S'][:10]} "
                                             "(verified by merge)")
 
 
