@@ -39,8 +39,9 @@ from branchkeeper.git.run import GitError, run_git
 from branchkeeper.git.types import Oid
 from branchkeeper.model.records import BranchRecord, BranchState
 from branchkeeper.state.commit_cache import CommitCache
+from branchkeeper.state.config_cache import config_key
 from branchkeeper.state.inventory_cache import InventoryCache
-from branchkeeper.state.last_sweep import write_last_sweep
+from branchkeeper.state.last_sweep import refs_key, write_last_sweep
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -130,7 +131,13 @@ def build_inventory(
     cache.save()
     commits.save()
     if use_cache:
-        write_last_sweep(facts.common_dir, records, now)
+        write_last_sweep(
+            facts.common_dir, records, now,
+            refs=refs_key(table.remote_head, {n: i.oid for n, i in table.local.items()},
+                          {n: i.oid for n, i in table.remote.items()}),
+            config=config_key(config),
+            complete=not any(r.state is BranchState.UNKNOWN and "budget" in r.reason
+                             for r in records))
     return Inventory(
         facts=facts, config=config, remote=config.branches.remote, default=default,
         records=records, worktrees=worktrees, bases=[*default_bases, *line_bases], notes=notes,

@@ -76,6 +76,18 @@ def dump_effective(config: Config) -> dict[str, Any]:
     return data
 
 
+def config_key(config: Config) -> str:
+    """A digest of the effective configuration values (32 hex digits): equal for the
+    validated model and for its cached view (:class:`ConfigView`), so a file written by a
+    command and read by the hook can say which configuration it was computed with."""
+    import hashlib
+    import json
+
+    data = config._data if isinstance(config, ConfigView) else dump_effective(config)
+    text = json.dumps(data, sort_keys=True, separators=(",", ":"), ensure_ascii=True)
+    return hashlib.blake2b(text.encode("ascii"), digest_size=16).hexdigest()
+
+
 def load_config_cached(root: Path, common_dir: Path) -> Config:
     """The configuration of the repository whose main worktree is ``root``.
 

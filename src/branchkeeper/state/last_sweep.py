@@ -2,6 +2,16 @@
 written by the inventory, read by the guards, the hook and the session summary.
 
 Kept apart from the inventory so that the hook path can read it without importing it.
+
+The file: ``{"time": unix s, "branches": {name: [tip, state, stage, containment, age_days,
+worktree]}, "order": "age", "refs": KEY, "config": KEY, "complete": bool}``. The rows are
+written oldest first (``order: "age"``: by age descending, then name), so a reader that needs
+the oldest few branches of some kind walks them in order instead of sorting thousands;
+``refs`` is :func:`refs_key` of the refs the sweep read and ``config`` the key of the
+configuration it classified with (``state.config_cache.config_key``), so a reader can tell a
+sweep that still describes the repository exactly (same refs, same config, ``complete``: no
+branch left unknown by the budget) from one it must not take whole. A file written before these
+fields existed has none of them and reads as "not known to be current".
 """
 
 from __future__ import annotations
@@ -13,6 +23,8 @@ from branchkeeper import clock
 from branchkeeper.state.jsonfile import read_json, write_json_atomic
 
 if TYPE_CHECKING:
+    from collections.abc import Mapping
+
     from branchkeeper.git.locate import Repo
     from branchkeeper.model.records import BranchRecord
 
@@ -39,26 +51,58 @@ def read_last_sweep_rows(common_dir: Path) -> dict[str, object]:
     return rows if isinstance(rows, dict) else {}
 
 
-def last_sweep_summary(records: list[BranchRecord], now: float) -> dict[str, object]:
-    """What the guards read instead of a full inventory: per branch name, the state at a tip.
+#: The ``order`` of the rows in a file written by :func:`last_sweep_summary`.
+ORDER_AGE = "age"
 
-    ``{"time": unix s, "branches": {name: [tip, state, stage, containment, age_days, worktree]}}``.
-    A reader trusts an entry only while the branch is still at that tip.
-    """
+
+def refs_key(remote_head: str, local: Mapping[str, str | None],
+             remote: Mapping[str, str | None]) -> str:
+    """A digest of a repository's branch refs: ``remote_head`` (the ``<remote>/HEAD`` target,
+    ``""`` when none), ``local`` (branch name -> tip, ``refs/heads``) and ``remote`` (branch
+    name -> tip under ``refs/remotes/<remote>``, symbolic refs excluded). Equal keys: the
+    same refs at the same tips. 32 hex digits."""
+    import hashlib
+
+    digest = hashlib.blake2b(digest_size=16)
+    digest.update(remote_head.encode("utf-8", "surrogateescape") + b"\0")
+    for mark, refs in ((b"L", local), (b"R", remote)):
+        for name in sorted(refs):
+            digest.update(mark + name.encode("utf-8", "surrogateescape") + b"\0"
+                          + (refs[name] or "").encode("ascii", "replace") + b"\n")
+    return digest.hexdigest()
+
+
+def _age_key(r: BranchRecord) -> tuple[float, str]:
+    return (-(r.age_days or 0.0), r.name)
+
+
+def last_sweep_summary(records: list[BranchRecord], now: float, *, refs: str = "",
+                       config: str = "", complete: bool = False) -> dict[str, object]:
+    """What the guards read instead of a full inventory: per branch name, the state at a tip,
+    oldest first (see the module docstring for the fields). A reader trusts an entry only
+    while the branch is still at that tip."""
     return {
         "time": int(now),
         "branches": {
             r.name: [r.tip, r.state.value, r.stage.value if r.stage else None,
                      r.containment.value if r.containment else None, r.age_days, r.worktree]
-            for r in records
+            for r in sorted(records, key=_age_key)
         },
+        "order": ORDER_AGE,
+        "refs": refs,
+        "config": config,
+        "complete": complete,
     }
 
 
-def write_last_sweep(common_dir: Path, records: list[BranchRecord], now: float) -> None:
+def write_last_sweep(common_dir: Path, records: list[BranchRecord], now: float, *,
+                     refs: str = "", config: str = "", complete: bool = False) -> None:
     """Replace the last sweep's file with :func:`last_sweep_summary` of ``records`` (atomic;
-    errors ignored, as for every small state file)."""
-    write_json_atomic(common_dir / "branchkeeper" / LAST_SWEEP, last_sweep_summary(records, now))
+    errors ignored, as for every small state file). ``refs``: :func:`refs_key` of the refs
+    the sweep read; ``config``: the configuration's key; ``complete``: no record is unknown
+    because the budget ran out."""
+    write_json_atomic(common_dir / "branchkeeper" / LAST_SWEEP, last_sweep_summary(
+        records, now, refs=refs, config=config, complete=complete))
 
 
 #: Ages at or past this many days in a sweep file are unknown (a file written by hand, or

@@ -1,0 +1,65 @@
+"""``last-sweep.json`` says whether it still describes the repository (issue 16): the rows
+oldest first, the key of the refs the sweep read (equal to the key of the guard's own lean
+reading of them), the key of the configuration, and whether the budget left anything unknown."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from branchkeeper.analysis.guard_facts import read_lean_refs
+from branchkeeper.analysis.inventory import build_inventory
+from branchkeeper.git.locate import locate
+from branchkeeper.git.repo import repo_facts
+from branchkeeper.model.config_file import load_config
+from branchkeeper.state.config_cache import config_key, load_config_cached
+from branchkeeper.state.last_sweep import ORDER_AGE, refs_key
+from tests.gitrepo import GitRepo
+
+
+def _file(repo: GitRepo) -> dict[str, object]:
+    data: dict[str, object] = json.loads(
+        (repo.path / ".git" / "branchkeeper" / "last-sweep.json").read_text())
+    return data
+
+
+def _lean_key(repo: GitRepo) -> str:
+    found = locate(str(repo.path))
+    assert found is not None
+    lean = read_lean_refs(found, "origin")
+    return refs_key(lean.remote_head, lean.local, lean.remote)
+
+
+def test_the_sweep_writes_its_keys_and_rows_oldest_first(
+        remote_and_clone: tuple[GitRepo, GitRepo]) -> None:
+    _, work = remote_and_clone
+    for name, days in (("young", 1), ("old", 40), ("mid", 9)):
+        work.switch(name, create=True, start="main", days_ago=days)
+        work.commit(name, files={f"{name}.txt": "x\n"}, days_ago=days)
+    work.git("push", "-q", "origin", "mid")
+    work.git("symbolic-ref", "refs/heads/alias", "refs/heads/old")  # a local symref counts
+    work.switch("main")
+    facts = repo_facts(work.path)
+    config = load_config(facts.main_root).config
+    build_inventory(facts, config)
+    data = _file(work)
+    assert (data["order"], data["complete"]) == (ORDER_AGE, True)
+    rows = data["branches"]
+    assert isinstance(rows, dict)
+    assert list(rows) == ["main", "alias", "old", "mid", "young"]  # main: 60 days, by age
+    assert data["refs"] == _lean_key(work)
+    cached = load_config_cached(Path(facts.main_root), Path(facts.common_dir))
+    assert data["config"] == config_key(config) == config_key(cached)
+    # any ref that moves changes the key
+    work.git("push", "-q", "origin", "young")
+    assert _lean_key(work) != data["refs"]
+
+
+def test_a_sweep_the_budget_cut_short_is_not_complete(
+        remote_and_clone: tuple[GitRepo, GitRepo]) -> None:
+    _, work = remote_and_clone
+    work.switch("topic", create=True)
+    work.commit("t", files={"t.txt": "t\n"})
+    facts = repo_facts(work.path)
+    build_inventory(facts, load_config(facts.main_root).config, budget_ms=0)
+    assert _file(work)["complete"] is False
