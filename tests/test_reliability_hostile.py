@@ -9,6 +9,7 @@ import contextlib
 import io
 import json
 import os
+import resource
 import shutil
 import subprocess
 import sys
@@ -154,14 +155,16 @@ BAD_CONFIGS = {
 def test_config_fuzz_clear_error(kind: str, tmp_path: Path) -> None:
     w = build_world(tmp_path)
     (w.repo.path / ".branchkeeper.yaml").write_text(BAD_CONFIGS[kind], errors="surrogateescape")
-    start = time.monotonic()
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     res = bk(w.repo.path, "sweep")
-    elapsed = time.monotonic() - start
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    # CPU time, not the wall clock: a machine busy with other work must not fail this
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
     err = res.stderr.decode("utf-8", "replace")
     assert res.returncode == 4, (kind, res.returncode, err)
     assert b"Traceback" not in res.stderr
     assert err.startswith("branchkeeper: ") and err.count("\n") == 1, err
-    assert elapsed < 2.5, elapsed  # interpreter start included
+    assert cpu < 2.5, cpu  # interpreter start included
     record("hostile", name=f"config-{kind}", tried=1, unexpected=0)
 
 
@@ -174,10 +177,10 @@ def test_config_fuzz_text(tmp_path_factory: pytest.TempPathFactory, text: str) -
 
     root = tmp_path_factory.mktemp("cfg")
     (root / ".branchkeeper.yaml").write_text(text, errors="surrogateescape")
-    start = time.monotonic()
+    start = time.process_time()  # CPU time: a busy machine must not fail this
     with contextlib.suppress(ConfigError):
         load_config(root)
-    assert time.monotonic() - start < 2
+    assert time.process_time() - start < 2
     record("hostile", name="config-text", tried=1, unexpected=0)
 
 
@@ -210,9 +213,11 @@ def _hook_in_process(event: str, data: bytes) -> tuple[int, str, str]:
 @pytest.mark.parametrize("event", EVENTS)
 def test_hook_bad_input_fails_open(event: str) -> None:
     for data in BAD_INPUTS:
-        start = time.monotonic()
+        before = resource.getrusage(resource.RUSAGE_CHILDREN)
         res = hook(event, None, raw=data)
-        assert time.monotonic() - start < 5
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        # the child's CPU time, not the wall clock: a busy machine must not fail this
+        assert (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime) < 5
         assert res.returncode == 0, (event, data[:40], res.stderr)
         assert b"Traceback" not in res.stdout + res.stderr
         assert b'"deny"' not in res.stdout
