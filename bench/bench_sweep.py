@@ -1,20 +1,33 @@
-"""Benchmark ``branchkeeper sweep`` on generated repositories of 1,000 to 10,000 branches.
+"""Benchmark ``branchkeeper sweep`` on generated repositories, and on a real one (``--real``).
 
-Issue 2, section 8. For each size: generate the repository with ``genrepo.py`` (cached under
-``--work-dir``/<n>, reused while its ground truth matches the size and seed), then run
-``python -m branchkeeper -C <repo> sweep --json`` as a child process twice: cold (after deleting
-the cache directory ``$(git rev-parse --git-common-dir)/branchkeeper/``) and warm. For each run:
-wall time, peak RSS (the largest single process of the child's tree, from ``os.wait4``'s
-rusage), the number of git processes (from the ``branchkeeper-stats: git_processes=N`` line that
-``BRANCHKEEPER_STATS=1`` makes the sweep print to stderr) and the accuracy against
-``ground-truth.json``: preserved branches found per kind, unmerged branches wrongly reported
-preserved (must be 0) and branches left ``unknown``.
+Issues 2, 11 (section 6) and 20. For each size (``--sizes``, default 1,000, 5,000 and 10,000
+branches) and once more for 10,000 branches over a long default branch (``--long``, default
+50,000 main commits): generate the repository with ``genrepo.py`` (cached under
+``--work-dir``/<name>, reused while its ground truth matches), then run ``python -m branchkeeper
+-C <repo> sweep --json`` as a child process twice: cold (after deleting the cache directory
+``$(git rev-parse --git-common-dir)/branchkeeper/``) and warm. For each run: wall time, peak RSS
+(the largest single process of the child's tree, from ``os.wait4``'s rusage), git processes
+(the ``branchkeeper-stats: git_processes=N`` line ``BRANCHKEEPER_STATS=1`` prints) and, against
+``ground-truth.json``:
 
-Targets (issue 2): 5,000 branches cold < 3 s, warm < 1 s; 10,000 cold < 6 s; peak < 150 MB.
+- recall per kind the generator made (merged, squash-merged, squash-merged on a moved base that
+  only merging proves, rebase-merged) and the superseded branches found as ``superseded``;
+- ``wrong``: unmerged or superseded branches called preserved (must be 0);
+- ``unknown``: branches left unjudged (must be 0 on a generated repository: no window);
+- per proof tier, how many branches it proved (kind and how it was verified).
 
-Usage: ``.venv/bin/python bench/bench_sweep.py [--sizes 1000,5000,10000] [--work-dir DIR]``.
-Benchmarks are not tests: this prints figures; it exits non-zero only when it cannot measure or
-when a branch is wrongly reported preserved.
+``--real PATH`` runs the same cold and warm sweeps on a copy-free existing repository (it only
+writes under its ``branchkeeper/`` state dir, which a cold run deletes first) and prints the
+issue 20 table: cold and warm seconds and CPU, git processes, peak memory, verdicts by state and
+``unknown`` by reason, and the floor (``for-each-ref`` and ``rev-list --count --all``).
+
+Targets: cold 10,000 branches <= 6 s, warm 5,000 <= 1 s, git processes flat in branch count,
+recall 100%, wrong 0, unknown 0 (issue 11); on the real repository cold <= 3 min, warm <= 3 s,
+<= 30 git processes, <= 500 MB (issue 20).
+
+Usage: ``.venv/bin/python bench/bench_sweep.py [--sizes 1000,5000,10000] [--long 50000]
+[--work-dir DIR] [--json]`` or ``... --real PATH``. Benchmarks are not tests: this prints
+figures; it exits non-zero only when it cannot measure or a branch is wrongly called preserved.
 """
 
 from __future__ import annotations
@@ -29,6 +42,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -38,42 +52,46 @@ from benchutil import compile_package
 from genrepo import generate
 
 PRESERVED_STATES = frozenset({"merged", "merged_into_line", "patch_equivalent"})
+RECALL_KINDS = ("merged", "squash_merged", "squash_moved", "rebase_merged")
 _STATS = re.compile(rb"^branchkeeper-stats: git_processes=(\d+)\s*$", re.MULTILINE)
 
 
 @dataclass(frozen=True)
 class Run:
-    """One sweep run: seconds, peak RSS in MB, git processes (None if not reported), report."""
+    """One sweep run: wall and CPU seconds, peak RSS in MB, git processes, the report."""
 
     seconds: float
+    cpu: float
     peak_mb: float
     git_processes: int | None
     report: dict[str, Any]
 
 
-def repository(work_dir: Path, size: int, seed: int) -> tuple[Path, dict[str, Any], float]:
-    """The cached repository of ``size`` branches: (path, ground truth, seconds to generate)."""
-    path = work_dir / str(size)
+def repository(work_dir: Path, size: int, seed: int, main_steps: int | None
+               ) -> tuple[Path, dict[str, Any], float]:
+    """The cached repository: (path, ground truth, seconds to generate)."""
+    path = work_dir / (f"{size}" if main_steps is None else f"{size}-base{main_steps}")
     truth_file = path / "ground-truth.json"
     if truth_file.is_file():
         truth: dict[str, Any] = json.loads(truth_file.read_text())
-        if truth.get("branches") == size and truth.get("seed") == seed:
+        if truth.get("branches") == size and truth.get("seed") == seed \
+                and "squash_moved" in truth["categories"]:
             return path, truth, float(truth.get("seconds", 0.0))
     shutil.rmtree(path, ignore_errors=True)
-    truth = generate(path, size, seed)
+    truth = generate(path, size, seed, main_steps=main_steps)
     return path, truth, float(truth["seconds"])
 
 
 def drop_cache(repo: Path) -> None:
-    """Delete branchkeeper's cache directory under the repository's common git dir."""
+    """Delete branchkeeper's state directory under the repository's common git dir."""
     out = subprocess.run(["git", "rev-parse", "--git-common-dir"], cwd=repo, check=True,
                          capture_output=True, text=True).stdout.strip()
     shutil.rmtree((repo / out) / "branchkeeper", ignore_errors=True)
 
 
-def sweep_once(repo: Path) -> Run:
+def sweep_once(repo: Path, *extra: str) -> Run:
     """Run the sweep as a child process and measure it. Raises RuntimeError if it fails."""
-    argv = [sys.executable, "-m", "branchkeeper", "-C", str(repo), "sweep", "--json"]
+    argv = [sys.executable, "-m", "branchkeeper", "-C", str(repo), "sweep", "--json", *extra]
     env = dict(os.environ, BRANCHKEEPER_STATS="1")
     with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
         start = time.perf_counter()
@@ -88,50 +106,50 @@ def sweep_once(repo: Path) -> Run:
         raise RuntimeError(f"sweep exited {proc.returncode}:\n{stderr.decode(errors='replace')}")
     match = _STATS.search(stderr)
     # ru_maxrss is in KiB on Linux; it is the largest of the child and its waited descendants
-    return Run(seconds, usage.ru_maxrss / 1024, int(match.group(1)) if match else None,
-               json.loads(stdout))
+    return Run(seconds, usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024,
+               int(match.group(1)) if match else None, json.loads(stdout))
+
+
+def tiers(report: dict[str, Any]) -> dict[str, int]:
+    """Branches proven per tier: ``kind/verified`` -> count."""
+    return dict(Counter(f"{b['proof']['kind']}/{b['proof']['verified']}"
+                        for b in report["branches"] if b["proof"] is not None))
 
 
 def accuracy(report: dict[str, Any], truth: dict[str, Any]) -> dict[str, Any]:
-    """Compare a sweep report with the ground truth: found per kind, wrong, unknown, missing."""
+    """Compare a sweep report with the ground truth: recall per kind, superseded found, wrong
+    verdicts, unknown and missing branches."""
     states = {b["name"]: b["state"] for b in report["branches"]}
     cats: dict[str, list[str]] = truth["categories"]
-    found = {k: sum(states.get(n) in PRESERVED_STATES for n in names)
-             for k, names in cats.items() if k != "unmerged"}
-    wrong = sorted(n for n in cats["unmerged"] if states.get(n) in PRESERVED_STATES)
+    found = {k: sum(states.get(n) in PRESERVED_STATES for n in cats.get(k, []))
+             for k in RECALL_KINDS}
+    never = [*cats["unmerged"], *cats.get("superseded", [])]
+    wrong = sorted(n for n in never if states.get(n) in PRESERVED_STATES)
     every = [n for names in cats.values() for n in names]
     return {
         "found": found,
-        "of": {k: len(v) for k, v in cats.items() if k != "unmerged"},
+        "of": {k: len(cats.get(k, [])) for k in RECALL_KINDS},
+        "superseded_found": sum(states.get(n) == "superseded" for n in cats.get("superseded", [])),
+        "superseded_of": len(cats.get("superseded", [])),
         "wrongly_preserved": wrong,
         "unknown": sum(states.get(n) == "unknown" for n in every),
+        "unknown_window": sum(1 for b in report["branches"]
+                              if b["state"] == "unknown" and "window" in b["reason"]),
         "missing": sum(n not in states for n in every),
     }
 
 
-def main(argv: list[str] | None = None) -> int:
-    """Measure every size and print one table; return 1 on a wrong "preserved" verdict."""
-    parser = argparse.ArgumentParser(description="benchmark branchkeeper sweep")
-    parser.add_argument("--sizes", default="1000,5000,10000",
-                        help="comma-separated branch counts (default: 1000,5000,10000)")
-    parser.add_argument("--work-dir", type=Path, default=Path("/tmp/bk-bench"))
-    parser.add_argument("--seed", type=int, default=1)
-    parser.add_argument("--json", action="store_true", help="also print the results as JSON")
-    args = parser.parse_args(argv)
-    compile_package()
-    if importlib.util.find_spec("branchkeeper.adapters.commands.sweep") is None:
-        print("bench_sweep: `branchkeeper sweep` is not built yet "
-              "(branchkeeper.adapters.commands.sweep does not import); nothing to measure. "
-              "Run this with the project's venv python once it exists.", file=sys.stderr)
-        return 2
-    sizes = [int(s) for s in args.sizes.split(",") if s.strip()]
-    head = (f"{'branches':>8} {'gen s':>6} {'cold s':>7} {'warm s':>7} {'cold MB':>8} "
-            f"{'warm MB':>8} {'git cold':>8} {'git warm':>8}  {'merged':>11} {'squash':>11} "
-            f"{'rebase':>11} {'wrong':>5} {'unknown':>7}")
+def _generated(args: argparse.Namespace) -> int:
+    sizes = [(int(s), None) for s in args.sizes.split(",") if s.strip()]
+    if args.long:
+        sizes.append((max(n for n, _ in sizes), args.long))
+    head = (f"{'branches':>8} {'base':>7} {'gen s':>6} {'cold s':>7} {'warm s':>7} "
+            f"{'cold MB':>8} {'git cold':>8} {'git warm':>8}  {'merged':>11} {'squash':>11} "
+            f"{'moved':>9} {'rebase':>11} {'supersed':>9} {'wrong':>5} {'unknown':>7}")
     rows, results = [head], []
     failed = False
-    for size in sizes:
-        repo, truth, gen_s = repository(args.work_dir, size, args.seed)
+    for size, steps in sizes:
+        repo, truth, gen_s = repository(args.work_dir, size, args.seed, steps)
         drop_cache(repo)
         cold = sweep_once(repo)
         warm = sweep_once(repo)
@@ -140,27 +158,105 @@ def main(argv: list[str] | None = None) -> int:
         wrong = sorted(set(acc["wrongly_preserved"]) | set(cold_acc["wrongly_preserved"]))
         failed |= bool(wrong)
 
-        def frac(kind: str, acc: dict[str, Any] = acc) -> str:
+        def frac(kind: str, acc: dict[str, Any] = cold_acc) -> str:
             return f"{acc['found'][kind]}/{acc['of'][kind]}"
 
         rows.append(
-            f"{size:>8} {gen_s:>6.1f} {cold.seconds:>7.2f} {warm.seconds:>7.2f} "
-            f"{cold.peak_mb:>8.1f} {warm.peak_mb:>8.1f} {cold.git_processes!s:>8} "
+            f"{size:>8} {truth['main_commits']:>7} {gen_s:>6.1f} {cold.seconds:>7.2f} "
+            f"{warm.seconds:>7.2f} {cold.peak_mb:>8.1f} {cold.git_processes!s:>8} "
             f"{warm.git_processes!s:>8}  {frac('merged'):>11} {frac('squash_merged'):>11} "
-            f"{frac('rebase_merged'):>11} {len(wrong):>5} {acc['unknown']:>7}")
-        results.append({"branches": size, "cold_s": round(cold.seconds, 3),
-                        "warm_s": round(warm.seconds, 3), "cold_peak_mb": round(cold.peak_mb, 1),
+            f"{frac('squash_moved'):>9} {frac('rebase_merged'):>11} "
+            f"{cold_acc['superseded_found']}/{cold_acc['superseded_of']:<4} {len(wrong):>5} "
+            f"{cold_acc['unknown']:>7}")
+        rows.append("         tiers: " + ", ".join(f"{k} {v}" for k, v in
+                                                     sorted(tiers(cold.report).items())))
+        results.append({"branches": size, "main_commits": truth["main_commits"],
+                        "cold_s": round(cold.seconds, 3), "warm_s": round(warm.seconds, 3),
+                        "cold_cpu_s": round(cold.cpu, 3), "cold_peak_mb": round(cold.peak_mb, 1),
                         "warm_peak_mb": round(warm.peak_mb, 1),
                         "git_processes_cold": cold.git_processes,
-                        "git_processes_warm": warm.git_processes,
-                        "accuracy_warm": acc, "accuracy_cold": cold_acc})
+                        "git_processes_warm": warm.git_processes, "tiers": tiers(cold.report),
+                        "accuracy_cold": cold_acc, "accuracy_warm": acc})
         if wrong:
             rows.append(f"  WRONGLY PRESERVED ({len(wrong)}): {', '.join(wrong[:10])}")
     print("\n".join(rows))
-    print("targets: 5000 cold < 3 s, warm < 1 s; 10000 cold < 6 s; peak < 150 MB; wrong = 0")
+    print("targets: 10000 cold <= 6 s; 5000 warm <= 1 s; git processes flat; recall 100%; "
+          "wrong = 0; unknown = 0")
     if args.json:
         print(json.dumps(results, indent=1))
     return 1 if failed else 0
+
+
+def _floor(repo: Path) -> dict[str, float]:
+    """Seconds of the two git commands no sweep can beat (median of 3)."""
+    out: dict[str, float] = {}
+    for label, argv in (("for-each-ref", ["git", "for-each-ref", "--format=%(objectname)"]),
+                        ("rev-list --count --all", ["git", "rev-list", "--count", "--all"])):
+        times = []
+        for _ in range(3):
+            t0 = time.perf_counter()
+            subprocess.run(argv, cwd=repo, check=True, capture_output=True)
+            times.append(time.perf_counter() - t0)
+        out[label] = sorted(times)[1]
+    return out
+
+
+def _real(args: argparse.Namespace) -> int:
+    repo: Path = args.real
+    drop_cache(repo)
+    cold = sweep_once(repo)
+    warm = sweep_once(repo)
+    floor = _floor(repo)
+    branches = cold.report["branches"]
+    states = Counter(b["state"] for b in branches)
+    unknown = Counter(re.sub(r"[0-9a-f]{40}", "<oid>", b["reason"])
+                      for b in branches if b["state"] == "unknown")
+    rows = [
+        f"repository: {repo} ({len(branches)} branches)",
+        f"{'':18} {'measured':>24}",
+        f"{'cold':18} {cold.seconds:>10.1f} s ({cold.cpu:.0f} s CPU)",
+        f"{'warm':18} {warm.seconds:>10.2f} s ({warm.cpu:.1f} s CPU)",
+        f"{'git processes':18} {cold.git_processes!s:>10} cold, {warm.git_processes} warm",
+        f"{'peak memory':18} {max(cold.peak_mb, warm.peak_mb):>10.0f} MB",
+        "verdicts: " + ", ".join(f"{n} {s}" for s, n in states.most_common()),
+        "unknown: " + ("; ".join(f"{n} {r}" for r, n in unknown.most_common()) or "none"),
+        "tiers: " + ", ".join(f"{k} {v}" for k, v in sorted(tiers(cold.report).items())),
+        "notes: " + (" | ".join(cold.report["notes"]) or "none"),
+        "floor: " + ", ".join(f"{k} {v:.2f} s" for k, v in floor.items()),
+        "targets: cold <= 3 min, warm <= 3 s, git processes <= 30, peak <= 500 MB, every "
+        "branch classified or unknown naming its own missing object",
+    ]
+    print("\n".join(rows))
+    if args.json:
+        print(json.dumps({"cold_s": cold.seconds, "warm_s": warm.seconds, "cold_cpu_s": cold.cpu,
+                          "warm_cpu_s": warm.cpu, "git_processes_cold": cold.git_processes,
+                          "git_processes_warm": warm.git_processes,
+                          "peak_mb": max(cold.peak_mb, warm.peak_mb), "states": dict(states),
+                          "unknown": dict(unknown), "tiers": tiers(cold.report),
+                          "floor": floor}, indent=1))
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Measure and print one table; return 1 on a wrong "preserved" verdict."""
+    parser = argparse.ArgumentParser(description="benchmark branchkeeper sweep")
+    parser.add_argument("--sizes", default="1000,5000,10000",
+                        help="comma-separated branch counts (default: 1000,5000,10000)")
+    parser.add_argument("--long", type=int, default=50_000, metavar="COMMITS",
+                        help="also the largest size over a default branch of this many "
+                             "commits (default 50000; 0: skip)")
+    parser.add_argument("--work-dir", type=Path, default=Path("/tmp/bk-bench"))
+    parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--real", type=Path, default=None, metavar="PATH",
+                        help="measure an existing repository instead (issue 20's table)")
+    parser.add_argument("--json", action="store_true", help="also print the results as JSON")
+    args = parser.parse_args(argv)
+    compile_package()
+    if importlib.util.find_spec("branchkeeper.adapters.commands.sweep") is None:
+        print("bench_sweep: `branchkeeper sweep` is not importable; run this with the "
+              "project's venv python.", file=sys.stderr)
+        return 2
+    return _real(args) if args.real is not None else _generated(args)
 
 
 if __name__ == "__main__":

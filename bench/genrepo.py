@@ -13,7 +13,13 @@ process runs. The shape:
 - about a third preserved without ancestry: half ``squash_merged`` (one main commit made on the
   then-current main whose diff equals the branch's merge-base..tip diff, line for line, so the
   patch-ids are equal) and half ``rebase_merged`` (one main commit per branch commit carrying
-  the identical patch);
+  the identical patch). Of the squash-merged branches that change a shared file, half are
+  ``squash_moved`` (field case C12): just before the squash, main edits a line two above the
+  branch's, inside its diff context, so the patch-ids differ and only merging proves it;
+- ``superseded`` (field case C11): about one in eight squash-merged branches is built on another
+  branch and rewrites that branch's file before it lands; the branch it was built on never
+  lands, and its own version of that file is on no base, so it must never be called
+  preserved;
 - about a third ``unmerged``: unique commits; about half older than 30 days; about one in ten
   parked (tip is an empty commit with ``Parked-Reason``/``Parked-By`` trailers); about one in ten
   "partially landed" (all but the last commit rebase-merged: still NOT preserved).
@@ -51,11 +57,12 @@ SLOT_START, SLOT_STEP = 20, 7  # a branch's slot line; 7 apart keeps 3-line cont
 class _Branch:
     name: str
     index: int
-    kind: str  # merged | squash_merged | rebase_merged | unmerged
+    kind: str  # merged | squash_merged | squash_moved | rebase_merged | superseded | unmerged
     fork: int
     land: int  # step of landing; -1 = never (unmerged and not partial)
     commits: int
     sub: str = ""  # parked | partial | "" (unmerged only)
+    follows: _Branch | None = None  # the branch this one is built on (a superseded one)
     slot: tuple[int, int] | None = None  # (shared file, slot) this branch changes
     remote: bool = False
     marks: list[int] = field(default_factory=list)
@@ -168,15 +175,25 @@ def _plan(rng: random.Random, branches: int, steps: int) -> list[_Branch]:
             else -1
         plan.append(_Branch(name, i, kind, fork, land, commits, sub,
                             remote=rng.random() < 0.5))
+    # C11: some squash-merged branches are built on a plain unmerged one, which then never
+    # lands: it forks where its follower does and is made first.
+    plain = [b for b in plan if b.kind == "unmerged" and not b.sub]
+    followers = [b for b in plan if b.kind == "squash_merged"][::8]
+    for first, follower in zip(plain, followers, strict=False):
+        first.kind, first.fork = "superseded", follower.fork
+        follower.follows = first
     return plan
 
 
-def generate(path: Path, branches: int, seed: int = 1) -> dict[str, Any]:
+def generate(path: Path, branches: int, seed: int = 1, *,
+             main_steps: int | None = None) -> dict[str, Any]:
     """Build a repository at ``path`` (new or empty) with ``branches`` branches; return the truth.
 
-    The returned dict (also written to ``path/ground-truth.json``) holds ``counts`` and
-    ``categories`` (``merged``, ``squash_merged``, ``rebase_merged``, ``unmerged``: sorted branch
-    names), ``squash_landed_as`` (branch -> main commit id), ``parked``, ``partially_landed``,
+    ``main_steps``: the number of main's own commits (default: 3 per branch, 150 to 3,000);
+    landings add to it. The returned dict (also written to ``path/ground-truth.json``) holds
+    ``counts`` and ``categories`` (``merged``, ``squash_merged``, ``squash_moved``,
+    ``rebase_merged``, ``superseded``, ``unmerged``: sorted branch names), ``squash_landed_as``
+    (branch -> main commit id), ``parked``, ``partially_landed``,
     ``older_than_30_days`` (unmerged names), ``shared_file`` (branches that also change a shared
     file), ``remote_copies`` (count), ``commits``, ``main_commits`` and ``seconds``.
     Deterministic for a given ``seed`` except for dates (relative to now). Raises
@@ -186,7 +203,7 @@ def generate(path: Path, branches: int, seed: int = 1) -> dict[str, Any]:
     if path.exists() and any(path.iterdir()):
         raise FileExistsError(f"{path} is not empty")
     rng = random.Random(seed)
-    steps = min(3000, max(150, 3 * branches))
+    steps = main_steps or min(3000, max(150, 3 * branches))
     now = int(time.time())
     start = now - 365 * DAY
     step_len = 364 * DAY // steps
@@ -196,7 +213,11 @@ def generate(path: Path, branches: int, seed: int = 1) -> dict[str, Any]:
     touching = [b for b in plan if rng.random() < 0.17]
     per_file = len(touching) // n_shared + 1
     for k, b in enumerate(touching):
+        if b.kind == "superseded":
+            continue  # its follower lands only its own slot: keep the shared files out of it
         b.slot = (k % n_shared, k // n_shared)
+        if b.kind == "squash_merged" and b.follows is None and k % 2:
+            b.kind = "squash_moved"
     lines_per_file = SLOT_START + SLOT_STEP * per_file + 3
     shared = [[f"# shared file {f} line {i}" for i in range(lines_per_file)]
               for f in range(n_shared)]
@@ -212,7 +233,7 @@ def generate(path: Path, branches: int, seed: int = 1) -> dict[str, Any]:
 
     forks: dict[int, list[_Branch]] = {}
     lands: dict[int, list[_Branch]] = {}
-    for b in plan:
+    for b in sorted(plan, key=lambda b: b.follows is not None):  # a followed branch first
         forks.setdefault(b.fork, []).append(b)
         if b.land >= 0:
             lands.setdefault(b.land, []).append(b)
@@ -248,12 +269,14 @@ def generate(path: Path, branches: int, seed: int = 1) -> dict[str, Any]:
         main = out.commit("refs/heads/main", when, f"area {t % 17}: change {t}\n", files)
         main_commits += 1
         for b in forks.get(t, ()):
-            parent = main
+            parent = main if b.follows is None else b.follows.marks[-1]
             ref = f"refs/heads/{b.name}"
             for j in range(1, b.commits + 1):
                 content = "".join(f"{b.name} step {k}\n" for k in range(1, j + 1))
                 b.contents.append(content)
                 files = [(b.path, content)]
+                if j == 1 and b.follows is not None:  # rewrites what it was built on
+                    files.append((b.follows.path, f"rewritten by {b.name}\n"))
                 change = slot_change(b) if j == 1 else None
                 if change is not None:
                     files.append(change)
@@ -271,15 +294,23 @@ def generate(path: Path, branches: int, seed: int = 1) -> dict[str, Any]:
                 out.emit(f"reset refs/remotes/origin/{b.name}\nfrom :{parent}\n\n")
         for b in lands.get(t, ()):
             land_when = when + 3000
+            if b.kind == "squash_moved" and b.slot is not None:  # main moves inside the context
+                f, s = b.slot
+                shared[f][SLOT_START + SLOT_STEP * s - 2] = f"# moved under {b.name}"
+                main = out.commit("refs/heads/main", land_when - 60, f"tidy before {b.name}\n",
+                                  [(shared_path(f), shared_text(f))])
+                main_commits += 1
             change = slot_change(b)
             final = [(b.path, b.contents[-1])] + ([change] if change else [])
-            if b.kind in ("merged", "squash_merged"):
+            if b.follows is not None:
+                final.append((b.follows.path, f"rewritten by {b.name}\n"))
+            if b.kind in ("merged", "squash_merged", "squash_moved"):
                 msg = (f"Merge branch '{b.name}'\n" if b.kind == "merged"
                        else f"{b.name} (#{b.index})\n")
                 main = out.commit("refs/heads/main", land_when, msg, final,
                                   merge=b.marks[-1] if b.kind == "merged" else None)
                 main_commits += 1
-                if b.kind == "squash_merged":
+                if b.kind != "merged":
                     squash_marks[b.name] = main
             else:  # rebase merge, or the partial landing of all but the last commit
                 count = b.commits if b.kind == "rebase_merged" else b.commits - 1
@@ -315,7 +346,8 @@ def generate(path: Path, branches: int, seed: int = 1) -> dict[str, Any]:
 
     categories: dict[str, list[str]] = {
         k: sorted(b.name for b in plan if b.kind == k)
-        for k in ("merged", "squash_merged", "rebase_merged", "unmerged")
+        for k in ("merged", "squash_merged", "squash_moved", "rebase_merged", "superseded",
+                  "unmerged")
     }
     truth: dict[str, Any] = {
         "branches": branches,
@@ -343,9 +375,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("dir", type=Path)
     parser.add_argument("--branches", type=int, required=True)
     parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--main-commits", type=int, default=None,
+                        help="main's own commits (default: 3 per branch, 150 to 3,000)")
     args = parser.parse_args(argv)
     try:
-        truth = generate(args.dir, args.branches, args.seed)
+        truth = generate(args.dir, args.branches, args.seed, main_steps=args.main_commits)
     except (FileExistsError, RuntimeError) as exc:
         print(f"genrepo: {exc}", file=sys.stderr)
         return 2
