@@ -19,6 +19,14 @@ Layout under the world directory W:
   resets/                    `ahead` checked out, one commit no other ref holds; `spare` (an
                              unpushed commit); aliases nuke = branch -D, zap = !git branch -D
                              ahead, st = status
+  kinds/                     issue 17's kinds of loss in a MAIN worktree (no config file): on
+                             main an unpushed commit, and origin/main one commit someone else
+                             pushed (fetched, never merged); `topic` unpushed; tag v1 the only
+                             ref of a commit; file.txt and src/app.py modified, docs/guide.md
+                             staged, notes.txt and src/new.py untracked, .env ignored (not
+                             regenerable), build/ ignored (regenerable); paths.txt = "file.txt"
+  kinds-clean/               the same layout with nothing at risk: everything committed and
+                             pushed, v1 on main, build/ alone ignored
 """
 
 from __future__ import annotations
@@ -165,7 +173,44 @@ def build(w: Path) -> Path:
     r.commit("spare work", files={"spare.txt": "s\n"}, days_ago=0.2)
     r.switch("ahead")
     set_config(r.path, BASE_CFG)
+    build_kinds(w)
     return w
+
+
+def build_kinds(w: Path) -> None:
+    """``kinds/`` and ``kinds-clean/`` (module docstring)."""
+    bare = GitRepo.init_bare(w / "kinds-origin.git")
+    seed = GitRepo.init(w / "kinds-seed")
+    seed.commit("initial", files={"README.md": "k\n", "file.txt": "f\n", "src/app.py": "a\n",
+                                  "docs/guide.md": "g\n", "paths.txt": "file.txt\n",
+                                  ".gitignore": "build/\n.env\n"}, days_ago=10)
+    seed.git("remote", "add", "origin", str(bare.path))
+    seed.git("push", "-q", "origin", "main")
+    k = GitRepo.clone(bare.path, w / "kinds")
+    seed.commit("their work", files={"theirs.txt": "t\n"}, days_ago=1)
+    seed.git("push", "-q", "origin", "main")
+    k.git("fetch", "-q", "origin")
+    k.switch("topic", create=True)
+    k.commit("topic work", files={"topic.txt": "t\n"}, days_ago=1)
+    k.git("switch", "-q", "--detach", "main")
+    k.commit("tagged work", files={"tagged.txt": "t\n"}, days_ago=1)
+    k.git("tag", "v1")
+    k.switch("main")
+    k.commit("local work", files={"local.txt": "l\n"}, days_ago=0.5)
+    for name, text in (("file.txt", "edited\n"), ("src/app.py", "edited\n"),
+                       ("notes.txt", "mine\n"), ("src/new.py", "new\n"), (".env", "TOKEN=1\n"),
+                       ("build/out.o", "obj\n"), ("docs/guide.md", "staged\n")):
+        (k.path / name).parent.mkdir(parents=True, exist_ok=True)
+        (k.path / name).write_text(text)
+    k.git("add", "docs/guide.md")
+    c = GitRepo.clone(bare.path, w / "kinds-clean")
+    c.git("tag", "v1")
+    c.switch("topic", create=True)
+    c.commit("topic work", files={"topic.txt": "t\n"}, days_ago=1)
+    c.git("push", "-q", "-u", "origin", "topic")
+    c.switch("main")
+    (c.path / "build").mkdir()
+    (c.path / "build" / "out.o").write_text("obj\n")
 
 
 @pytest.fixture(scope="module")

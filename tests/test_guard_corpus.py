@@ -28,6 +28,7 @@ EVAC, UNP = "R-GIT-EVACUATE-DESTROY", "R-GIT-UNPARSED-DESTRUCTIVE"
 CAP, DORM, DUP = "R-BRANCH-WIP-CAP", "R-BRANCH-DORMANCY-BLOCK", "R-BRANCH-DUPLICATE-STEM"
 OVER, DISC = "R-GIT-BRANCH-OVERWRITE", "R-GIT-DISCARD-CHANGES"
 CONSENT = "R-BRANCHKEEPER-CONSENT"
+RMW = "R-RM-WORK-AT-RISK"
 
 BENIGN = [
     "ls -la", "pwd", "echo 'git branch -D lonely'", 'echo "git push origin --delete main"',
@@ -103,7 +104,7 @@ EVACUATE = [
 UNPARSED = [
     "git branch -D $B", 'git branch -D "$(cat name.txt)"', "git worktree remove --force $WT",
     "git push origin --delete $X", "git branch -D lane-*", "git branch | xargs git branch -D",
-    "xargs git branch -D < list.txt", "git branch -D lonely 'unterminated", "git worktree remove $HOME/x",
+    "xargs git branch -D < list.txt", "git branch -D lonely 'unterminated", "git worktree remove $NOT_SET/x",
     "for b in a c; do git branch -D $b; done", "git update-ref -d $REF",
 ]
 CREATE_OK = [
@@ -175,8 +176,8 @@ RM_WT = [
     "bash -c 'rm -rf ../wt/dirty'",
 ]
 RM_WT_OK = [
-    "rm -rf ../wt/clean", "rm -rf ../wt/regen", "rm -rf ../wt/dirty/sub", "rm -f ../wt/dirty/new.txt",
-    "rm -rf /tmp/not-a-worktree", "rm -rf node_modules",
+    "rm -rf ../wt/clean", "rm -rf ../wt/regen", "rm -rf ../wt/dirty/sub", "rm -f ../wt/clean/c.txt",
+    "rm -rf /tmp/not-a-worktree", "rm -rf node_modules", "git worktree remove $HOME/x",
 ]
 DISCARD = [
     "git reset --hard", "git reset --hard HEAD", "git reset --hard origin/main", "git reset -q --hard",
@@ -216,6 +217,7 @@ CASES += [("under", c, D, OVER) for c in OVERWRITE] + [("under", c, A, "") for c
 CASES += [("atcap", "git switch -C live-z main", D, OVER), ("atcap", "git checkout -B dormant-x", D, OVER),
           ("atcap", "git switch -C live-y main", A, ""), ("atcap", "git branch -f merged-a main", A, "")]
 CASES += [("under", c, D, WT) for c in RM_WT] + [("under", c, A, "") for c in RM_WT_OK]
+CASES += [("under", "rm -f ../wt/dirty/new.txt", D, RMW)]  # an untracked file (issue 17)
 CASES += [(".", "rm -rf wt", D, WT), (".", "rm -rf wt/dirty", D, WT), (".", "rm -rf wt/clean", A, "")]
 CASES += [("wt/dirty", c, D, DISC) for c in DISCARD] + [("wt/dirty", c, A, "") for c in DISCARD_OK]
 CASES += [("wt/clean", c, A, "") for c in DISCARD[:16]]
@@ -242,9 +244,12 @@ RM_GLOB = ["rm -rf ../wt/d*", "rm -rf ../wt/*", "rm -r ../wt/de*", "rm -rf {W}/w
            "rm -rf ../w?/dirty"]
 RM_GLOB_OK = ["rm -rf ../wt/c*", "rm -rf ../wt/r*", "rm -rf ../nothing-*", "rm -rf ../wt/clean/*"]
 RM_EXPANSION = ["rm -rf $X", 'rm -rf "$WT"', "rm -rf $(git worktree list | tail -1)", "rm -rf ../wt/{dirty,x}",
-                "for d in ../wt/dirty ../wt/clean; do rm -rf $d; done", "rm -rf $HOME/x"]
+                "for d in ../wt/dirty ../wt/clean; do rm -rf $d; done", "rm -rf $NOT_SET/x"]
 CASES += [("under", c, D, WT) for c in RM_GLOB] + [("under", c, A, "") for c in RM_GLOB_OK]
-CASES += [("under", c, D, UNP) for c in RM_EXPANSION] + [("atcap", c, A, "") for c in RM_EXPANSION[:5]]
+# issue 17: an unknown target is denied where the repository it can reach holds work at risk
+# (atcap has unpushed commits, kinds-clean nothing), whether or not it has a linked worktree
+CASES += [("under", c, D, UNP) for c in RM_EXPANSION] + [("atcap", c, D, UNP) for c in RM_EXPANSION[:5]]
+CASES += [("kinds-clean", c, A, "") for c in RM_EXPANSION[:5]]
 STASH_DROP = ["git stash && git stash drop", "git stash -u && git stash clear", "git stash push -m x; git stash drop",
               "git stash save wip && git stash drop stash@{0}", "git stash push --include-untracked && git stash clear"]
 CASES += [("wt/dirty", c, D, DISC) for c in STASH_DROP] + [("wt/clean", c, A, "") for c in STASH_DROP]
@@ -255,11 +260,14 @@ ALIASES = ["git -c alias.nuke='branch -D' nuke lonely", "git -c alias.x='!rm -rf
 CASES += [("resets", c, D, UNP) for c in ALIASES] + [("resets", "git -c alias.l='log --oneline' l", A, "")]
 CASES += [("resets", "git nuke spare", D, FORCE), ("resets", "git nuke main", A, ""), ("resets", "git zap", D, UNP),
           ("resets", "git st", A, ""), ("resets", "git frobnicate", A, ""), ("resets", "git -C . nuke spare", D, FORCE)]
-RESETS = ["git reset --hard origin/main", "git reset --soft HEAD~1", "git reset --keep HEAD~1", "git reset --merge main",
-          "git reset --mixed main", "git reset HEAD~1", "git reset -q --hard HEAD^", "git reset --hard spare"]
+RESETS = ["git reset --hard origin/main", "git reset --keep HEAD~1", "git reset --merge main",
+          "git reset -q --hard HEAD^", "git reset --hard spare"]
 CASES += [("resets", c, D, OVER) for c in RESETS] + [("under", "git -C ../resets reset --hard main", D, OVER)]
 CASES += [("resets", c, A, "") for c in ("git reset --hard HEAD", "git reset --hard", "git reset --soft ahead",
-                                         "git reset HEAD", "git reset -- ahead.txt", "git reset main -- ahead.txt")]
+                                         "git reset HEAD", "git reset -- ahead.txt", "git reset main -- ahead.txt",
+                                         # issue 17: --soft and --mixed keep what they undo staged or in the
+                                         # work tree, where R-GIT-DISCARD-CHANGES guards it
+                                         "git reset --soft HEAD~1", "git reset --mixed main", "git reset HEAD~1")]
 CASES += [("wt/clean", "git reset --hard HEAD~1", A, ""), ("wt/detached", "git reset --hard main", A, "")]
 GITFILE = ["git --git-dir={W}/wt/dirty/.git --work-tree={W}/wt/dirty checkout -- .",
            "git --git-dir={W}/wt/dirty/.git --work-tree={W}/wt/dirty reset --hard",
@@ -272,26 +280,33 @@ CASES += [("under", "git --git-dir={W}/wt/clean/.git --work-tree={W}/wt/clean re
 # xargs or find -exec is rm of targets the guard cannot know (find's starting points and -name
 # tests decide which worktrees it can reach).
 HIDDEN_NAME = ["g\\it branch -D lonely", "g''it branch -D lonely", 'g"i"t branch -D lonely',
-               "$'\\x67'it branch -D lonely", "sh -c \"g\\it branch -D lonely\""]
+               "$'\\x67'it branch -D lonely", "sh -c \"g\\it branch -D lonely\"",
+               "x=gi; ${x}t branch -D lonely"]  # a variable the command sets is read (issue 17)
 CASES += [("under", c, D, FORCE) for c in HIDDEN_NAME]
-CASES += [("under", c, D, WT) for c in ("r\\m -rf ../wt/dirty", '"r"m -rf ../wt/dirty')]
-CASES += [("under", c, D, UNP) for c in ("x=gi; ${x}t branch -D lonely", "/usr/bin/g?t branch -D lonely",
-                                         "${x}m -rf ../wt/dirty")]
+CASES += [("under", c, D, WT) for c in ("r\\m -rf ../wt/dirty", '"r"m -rf ../wt/dirty', "x=r; ${x}m -f -r ../wt/dirty")]
+CASES += [("under", c, D, UNP) for c in ("/usr/bin/g?t branch -D lonely", "${x}m -rf ../wt/dirty")]
 CASES += [("under", c, A, "") for c in ("{g,}it branch -D lonely", "$PIP install -r req.txt", "$EDITOR branch.txt")]
-FED_RM = ["echo ../wt/dirty | xargs rm -rf", "xargs rm -rf < list", "find .. -name wt -exec rm -rf {} +",
+# issue 17: what find selects (and pipes to xargs) and literal words piped from echo are the
+# targets; a linked worktree they reach is judged like `worktree remove --force`
+FED_RM = ["echo ../wt/dirty | xargs rm -rf", "find .. -name wt -exec rm -rf {} +",
           "find ../wt -exec rm -rf {} +", "find .. -iname DIRTY -exec rm -r {} \\;",
-          "find .. -name '*y' -o -name x -exec rm -rf {} +", "find $D -exec rm -rf {} +"]
-FED_RM_OK = ["find .. -name __pycache__ -exec rm -rf {} +", "find . -exec rm -rf {} +",
-             "find .. -type f -exec rm -f {} +", "ls | xargs rm -f", "find ../wt -name 'x*' -exec rm -rf {} +"]
-CASES += [("under", c, D, UNP) for c in FED_RM] + [("under", c, A, "") for c in FED_RM_OK]
+          "find .. -name '*y' -o -name x -exec rm -rf {} +", "find .. -name 'dir[t]y' -exec rm -rf {} +"]
+FED_RM_UNP = ["xargs rm -rf < list", "find $D -exec rm -rf {} +", "ls | xargs rm -f", "cd .. && ls -d wt/* | xargs rm -rf"]
+FED_RM_OK = ["find .. -name __pycache__ -exec rm -rf {} +", "find ../wt -name 'x*' -exec rm -rf {} +",
+             "echo ../wt/clean | xargs rm -rf", "find ../wt/clean -name '*.txt' | xargs rm -f"]
+CASES += [("under", c, D, WT) for c in FED_RM] + [("under", c, D, UNP) for c in FED_RM_UNP]
+CASES += [("under", c, A, "") for c in FED_RM_OK]
+CASES += [("under", c, D, RMW) for c in ("find . -exec rm -rf {} +", "find .. -type f -exec rm -f {} +",
+                                         "find ../wt/dirty -delete")]  # untracked and modified files
+CASES += [("kinds-clean", c, A, "") for c in ("find . -exec rm -rf {} +", "find . -type f -exec rm -f {} +",
+                                              "ls | xargs rm -f", "find . -delete")]
 
 # Second round of outside testing (issue 6): brace expansions that make a command name or an
 # option, expansions ahead of the subcommand, option abbreviations, find -delete and bracket
 # patterns, rm fed from outside the repository, more wrappers, aliases from the environment.
 ROUND2_UNP = ["{git,} branch -D lonely", "git branch {-D,lonely}", "rm {-rf,../wt/dirty}",
-              "${x}t -C . branch -D lonely", "x=r; ${x}m -f -r ../wt/dirty", "${x}m ../wt/dirty -rf",
-              "echo lonely | xargs --replace git branch -D {}", "find ../wt/dirty -delete",
-              "find .. -name 'dir[t]y' -exec rm -rf {} +", "cd .. && ls -d wt/* | xargs rm -rf",
+              "${x}t -C . branch -D lonely", "${x}m ../wt/dirty -rf",
+              "echo lonely | xargs --replace git branch -D {}",
               "GIT_CONFIG_COUNT=1 GIT_CONFIG_KEY_0=alias.x GIT_CONFIG_VALUE_0='branch -D' git x lonely"]
 ROUND2_WT = ["rm --rec -f ../wt/dirty", "ionice -c3 rm -rf ../wt/dirty", "setsid rm -rf ../wt/dirty",
              "taskset 0x1 rm -rf ../wt/dirty", "flock /tmp/l -c 'rm -rf ../wt/dirty'",
@@ -315,14 +330,16 @@ CASES += [("under", "git worktree remove --force dirty", D, WT), ("under", "git 
 CASES += [("wt/dirty", c, D, DISC) for c in ("git checkout README.md", "git checkout 'README*'",
                                              "p=README.md; git checkout $p")]
 CASES += [("wt/dirty", c, A, "") for c in ("git checkout wt-clean", "git checkout HEAD~0", "git checkout nothing.txt")]
-ROUND3_UNP = ["x=-D; git branch $x lonely", "git branch $(echo -D) lonely", 'set -- branch -D lonely; git "$@"',
-              "m=--hard; git reset $m", "sub=reset; git $sub --hard",
+ROUND3_UNP = ["git branch $(echo -D) lonely", 'set -- branch -D lonely; git "$@"',
+              "m=$(echo --hard); git reset $m", "sub=$(echo reset); git $sub --hard",
               "git -c core.fsmonitor='rm -rf ../wt/dirty' status", "git -c diff.external='rm -rf ../wt/dirty' diff",
               "GIT_EXTERNAL_DIFF='sh -c \"rm -rf ../wt/dirty\"' git diff", "git rebase -x 'git branch -D lonely' --root",
               "git difftool -x 'rm -rf ../wt/dirty' --no-prompt", "git -c include.path=/tmp/inc.cfg nuke lonely",
               "git config alias.nuke 'branch -D' && git nuke lonely", "HOME=/tmp/h git nuke lonely",
               "echo '[alias] nuke = branch -D' >> .git/config; git nuke lonely"]
 CASES += [("under", c, D, UNP) for c in ROUND3_UNP]
+CASES += [("under", "x=-D; git branch $x lonely", D, FORCE), ("wt/dirty", "m=--hard; git reset $m", D, DISC),
+          ("under", "m=--hard; git reset $m", A, "")]  # variables the command sets are read
 CASES += [("under", c, D, FORCE) for c in ("script -qc 'git branch -D lonely' /dev/null", "su -c 'git branch -D lonely'")]
 CASES += [("under", "busybox rm -rf ../wt/dirty", D, WT)]
 CASES += [("under", c, A, "") for c in ("git -c core.pager=cat log", "git rebase -x 'npm test' main", "git branch $NEW",
@@ -630,3 +647,4 @@ def test_hook_fast_path_never_skips_a_judgement(world: Path) -> None:
             if silent(data, spec) is not None:
                 skipped.append((repo, command, d.rule_id, f"{host} {event}"))
     assert skipped == []
+

@@ -43,14 +43,14 @@ def test_text_consent(world: Path) -> None:
 
 def test_text_rm_expansion(world: Path) -> None:
     before = processes_started()
-    d = decide_command("rm -rf $X", cwd=str(world / "under"))
-    assert processes_started() == before  # linked worktrees are read from files
+    d = decide_command("rm -rf $X", cwd=str(world / "atcap"))
+    # one status of the one worktree, and what the repository holds that no remote does
+    assert processes_started() - before == 3
     assert d.reason == (
-        "`rm -rf $X` deletes '$X' recursively, but the guard cannot tell exactly what it would "
-        "destroy: the target comes from an expansion (a variable, $(...), braces, a loop, "
-        "xargs, find or an unknown directory), so the guard cannot tell whether it removes one "
-        "of the "
-        "repository's linked worktrees.")
+        "`rm -rf $X` deletes '$X', but the guard cannot tell exactly what it would destroy: the "
+        "target comes from an expansion, xargs or a command's output, and the repository it can "
+        "reach holds work that exists nowhere else (.branchkeeper.yaml (untracked); 2 unpushed "
+        f"commit(s) in {world}/atcap/.git).")
 
 
 def test_text_stash_then_drop(world: Path) -> None:

@@ -207,7 +207,6 @@ UNPARSED_CASES = [
     ("eval \"$CMD\"", "eval of a string the guard cannot read"),
     ("source ./env.sh && git status", "source runs commands from a file the guard does not read"),
     (". ./env.sh", ". runs commands from a file the guard does not read"),
-    ("f() { git branch -D x; }; f", "defines shell function 'f'"),
     ("alias g=git; g branch -D x", "defines an alias"),
     ("$GIT branch -D x", "the command name comes from an expansion"),
     ("bash -c \"$SCRIPT\"", "a shell runs a -c string the guard cannot read"),
@@ -227,8 +226,47 @@ def test_unparsed(cmd: str, reason: str) -> None:
 
 
 def test_unparsed_still_lists_what_it_found() -> None:
-    parsed = parse_command("f() { git branch -D x; }", cwd=CWD)
-    assert [i.argv for i in parsed.invocations] == [("git", "branch", "-D", "x")]
+    parsed = parse_command("alias g=git; git branch -D x", cwd=CWD)
+    assert parsed.unparsed
+    assert [i.argv for i in parsed.invocations] == [("alias", "g=git"), ("git", "branch", "-D", "x")]
+
+
+def test_functions_run_where_they_are_called() -> None:
+    """Issue 17: a function body runs at each call, in the caller's shell (a `cd` in it moves
+    the caller); a function never called runs nothing."""
+    never = parse_command("f() { git branch -D x; }", cwd=CWD)
+    assert (never.unparsed, [i.argv for i in never.invocations]) == (False, [])
+    called = parse_command("f() { cd sub; }; f && rm -rf build; f", cwd=CWD)
+    assert [(i.argv, i.cwd) for i in called.invocations] == [
+        (("f",), CWD), (("cd", "sub"), CWD), (("rm", "-rf", "build"), CWD + "/sub"),
+        (("f",), CWD + "/sub"), (("cd", "sub"), CWD + "/sub")]
+    last = parse_command("g() { rm -rf a; }; g() { rm -rf b; }; g", cwd=CWD)
+    assert [i.argv for i in last.invocations] == [("g",), ("rm", "-rf", "b")]
+    deep = parse_command("f() { f; }; f", cwd=CWD)
+    assert (deep.unparsed, deep.unparsed_reason) == (True, "commands nested too deeply")
+
+
+def test_variables_from_the_environment_and_the_command() -> None:
+    """Issue 17: `$NAME` takes the value the command gave it, else the environment's; a name
+    unset, assigned twice, a loop variable or read from input is unknown, and so is an
+    unquoted value that would split."""
+    env = {"HOME": "/home/u", "TMPDIR": "/tmp", "SPACED": "a b"}
+
+    def argv(text: str) -> list[tuple[tuple[str, ...], tuple[bool, ...]]]:
+        found = parse_command(text, cwd=CWD, home="/home/u", env=env).invocations
+        return [(i.argv, i.dynamic_args) for i in found if i.name == "rm"]
+
+    assert argv('rm -rf "$TMPDIR/build" ${HOME}/x $PWD/y') == [
+        (("rm", "-rf", "/tmp/build", "/home/u/x", CWD + "/y"), (False,) * 5)]
+    assert argv("X=/tmp/a; rm -rf $X") == [(("rm", "-rf", "/tmp/a"), (False,) * 3)]
+    assert argv("unset TMPDIR; rm -rf \"$TMPDIR/b\"") == [(("rm", "-rf", "/b"), (False,) * 3)]
+    assert argv("X=a; X=b; rm $X") == [(("rm", "$X"), (False, True))]
+    assert argv("for d in a b; do rm $d; done") == [(("rm", "$d"), (False, True))]
+    assert argv("read d; rm $d") == [(("rm", "$d"), (False, True))]
+    assert argv("rm $SPACED \"$SPACED\" $NOPE ${HOME:-x}") == [
+        (("rm", "$SPACED", "a b", "$NOPE", "${HOME:-x}"), (False, True, False, True, True))]
+    without = parse_command("rm -rf $TMPDIR/b", cwd=CWD).invocations[0]
+    assert without.dynamic_args == (False, False, True)
 
 
 def test_deep_nesting_is_unparsed_not_raised() -> None:

@@ -22,7 +22,7 @@ from branchkeeper import clock
 from branchkeeper.analysis.refs import RefInfo, RefTable
 from branchkeeper.errors import BranchkeeperError
 from branchkeeper.git.locate import Repo, resolve_git_dir
-from branchkeeper.git.parse import zsplit
+from branchkeeper.git.parse import ParseError, zsplit
 from branchkeeper.git.run import run_git
 from branchkeeper.git.types import Oid
 from branchkeeper.state.config_cache import load_config_cached
@@ -144,30 +144,39 @@ class WorktreeContents(NamedTuple):
 
 
 def read_worktree_contents(path: str, config: Config) -> WorktreeContents:
+    """One bounded ``git status`` of the worktree at ``path``, its ignored paths judged by the
+    ``sweep --clean`` rule (section 11: anything not matching ``regenerable`` blocks).
+    Raises GitError."""
+    from branchkeeper.analysis.worktree_status import parse_status_z
+
+    out = run_git(["-c", "core.quotePath=false", "status", "--porcelain=v1", "-z", "--no-renames",
+                   "--untracked-files=all", "--ignored=matching"], cwd=path,
+                  timeout=GUARD_TIMEOUT_S).stdout
+    tracked, untracked, ignored = parse_status_z(out)
+    return WorktreeContents(tuple([*tracked, *untracked]), ignored_blocking(path, ignored, config))
+
+
+def ignored_blocking(root: str, ignored: Sequence[str], config: Config) -> tuple[Blocked, ...]:
+    """Which of a worktree's ``ignored`` paths (relative to ``root``, as ``git status
+    --ignored=matching`` lists them) may not be lost with it: each one that no
+    ``branches.cleanup_after_merge.regenerable`` glob covers, or that a protected glob names,
+    with the reason (ignored directories are listed, bounded, where their contents decide).
+    Reads the filesystem; no git process."""
     from branchkeeper.analysis.worktree_status import (
         Activity,
         IgnoredRules,
         WorktreeStatus,
         classify_worktree_ignored,
-        parse_status_z,
     )
 
-    """One bounded ``git status`` of the worktree at ``path``, its ignored paths judged by the
-    ``sweep --clean`` rule (section 11: anything not matching ``regenerable`` blocks).
-    Raises GitError."""
-    out = run_git(["-c", "core.quotePath=false", "status", "--porcelain=v1", "-z", "--no-renames",
-                   "--untracked-files=all", "--ignored=matching"], cwd=path,
-                  timeout=GUARD_TIMEOUT_S).stdout
-    tracked, untracked, ignored = parse_status_z(out)
     wcfg = config.worktrees
     rules = IgnoredRules(protected=tuple(wcfg.protected_ignored),
                          regenerable=tuple(config.branches.cleanup_after_merge.regenerable),
                          disposable=(), strict=True, agent_state_dir=wcfg.agent_state_dir,
                          agent_state_disposable=())
-    status = WorktreeStatus(Path(path), tuple(tracked), tuple(untracked), tuple(ignored), (),
+    status = WorktreeStatus(Path(root), (), (), tuple(ignored), (),
                             Activity(None, False, None, None))
-    verdict = classify_worktree_ignored(status, rules, file_cap=2000)
-    return WorktreeContents(tuple([*tracked, *untracked]), verdict.blocking)
+    return classify_worktree_ignored(status, rules, file_cap=2000).blocking
 
 
 def read_tips(repo: Repo, refs: Sequence[str]) -> dict[str, str]:
@@ -249,23 +258,37 @@ def linked_worktree_paths(repo: Repo) -> list[str]:
 
 
 def discardable(cwd: str, pathspecs: Sequence[str], *, tracked: bool, untracked: bool,
-                ignored: bool, git_dir: str | None = None,
-                work_tree: str | None = None) -> tuple[str, ...]:
+                ignored: bool, git_dir: str | None = None, work_tree: str | None = None,
+                staged_only: bool = False) -> tuple[str, ...]:
     """What a discarding command run in ``cwd`` would throw away: ONE bounded
     ``status --porcelain -z`` limited to ``pathspecs`` (relative to ``cwd``; empty = the whole
-    worktree). ``tracked``: staged or unstaged changes to tracked files; ``untracked``: files
-    git does not track; ``ignored``: ignored files. Returns the paths (relative to the work
-    tree root). Raises GitError, or ParseError (a ValueError) on malformed output."""
-    from branchkeeper.analysis.worktree_status import parse_status_z
-
+    worktree). ``tracked``: staged or unstaged changes to tracked files (a file deleted, and
+    nothing else, holds nothing to lose); ``staged_only``: of those, only the staged ones (what
+    ``reset --merge`` drops); ``untracked``: files git does not track; ``ignored``: ignored
+    files. Returns the paths (relative to the work tree root). Raises GitError, or ParseError
+    (a ValueError) on malformed output."""
     pre = _globals(git_dir, work_tree)
     args = [*pre, "-c", "core.quotePath=false", "status", "--porcelain=v1", "-z", "--no-renames",
             "--untracked-files=" + ("all" if untracked or ignored else "no")]
     if ignored:
         args.append("--ignored=matching")
     out = run_git([*args, "--", *pathspecs], cwd=cwd, timeout=GUARD_TIMEOUT_S).stdout
-    t, u, i = parse_status_z(out)
-    return tuple([*(t if tracked else []), *(u if untracked else []), *(i if ignored else [])])
+    found: list[str] = []
+    for entry in zsplit(out):
+        if len(entry) < 4 or entry[2] != " ":
+            raise ParseError(f"unexpected status entry: {entry[:200]!r}")
+        x, y, path = entry[0], entry[1], entry[3:]
+        if x + y == "??":
+            keep = untracked
+        elif x + y == "!!":
+            keep = ignored
+        elif staged_only:
+            keep = tracked and x in "MAT"
+        else:
+            keep = tracked and not (x in " D" and y in " D")
+        if keep:
+            found.append(path)
+    return tuple(found)
 
 
 def is_ancestor(cwd: str, commit: str, rev: str) -> bool:
@@ -322,3 +345,45 @@ def read_alias(cwd: str, name: str, *, git_dir: str | None = None) -> str | None
 def now() -> float:
     """Unix seconds (one place, so tests and the bench read the same clock)."""
     return clock.now()
+
+
+def commit_of(cwd: str, rev: str, *, git_dir: str | None = None) -> str | None:
+    """The commit id ``rev`` names where a git command run in ``cwd`` acts (one bounded
+    ``rev-parse --verify -q``), None when it names no commit. Raises GitError on a timeout."""
+    if rev.startswith("-"):
+        return None
+    res = run_git([*_globals(git_dir, None), "rev-parse", "--verify", "-q", f"{rev}^{{commit}}"],
+                  cwd=cwd, timeout=GUARD_TIMEOUT_S, check=False)
+    return res.stdout.decode("ascii", "replace").strip() or None if res.returncode == 0 else None
+
+
+def push_destinations(cwd: str, branches: Sequence[str]) -> dict[str, str]:
+    """Local branch name -> the remote-tracking ref of where a plain ``git push`` sends it
+    (``%(push)``: push.default, pushRemote and the upstream applied; one bounded
+    ``for-each-ref``); a branch git would not push is absent. Raises GitError."""
+    if not branches:
+        return {}
+    out = run_git(["for-each-ref", "--format=%(refname:lstrip=2)%00%(push)", "--",
+                   *(f"refs/heads/{b}" for b in dict.fromkeys(branches))], cwd=cwd,
+                  timeout=GUARD_TIMEOUT_S).text
+    found: dict[str, str] = {}
+    for line in out.splitlines():
+        name, _, push = line.partition("\0")
+        if push.startswith("refs/remotes/"):
+            found[name] = push
+    return found
+
+
+def commits_only_in(repo: Repo, tip: str, *, pushed: str, excluded_refs: Sequence[str]
+                    ) -> list[tuple[str, str]]:
+    """(short id, subject) of each commit reachable from ``tip`` and from neither ``pushed``
+    nor any local branch, tag or remote-tracking ref outside ``excluded_refs``, newest first:
+    what a forced push of ``pushed`` over a remote branch at ``tip`` leaves the remote holding
+    alone, and this clone holding nowhere once its tracking ref moves (one bounded
+    ``git log``). Raises GitError."""
+    ex = list(excluded_refs)
+    out = run_git(["log", "--no-color", "--format=%h%x00%s", tip, "--not", pushed,
+                   *_excluded(ex, "refs/heads/"), "--branches", *_excluded(ex, "refs/tags/"),
+                   "--tags", *_excluded(ex, "refs/remotes/"), "--remotes", "--"],
+                  cwd=repo.root, timeout=GUARD_TIMEOUT_S).text
+    return [(h, subj) for h, _, subj in (line.partition("\0") for line in out.splitlines())]

@@ -28,6 +28,7 @@ from branchkeeper.analysis.guard_facts import (
 from branchkeeper.errors import BranchkeeperError
 from branchkeeper.policy.creation import judge_creation
 from branchkeeper.policy.decision import ALLOW, Decision, EvacuationRecord, combine
+from branchkeeper.policy.deletion import deletion_decisions
 from branchkeeper.policy.discard import discard_decisions
 from branchkeeper.policy.evacuation import evacuate_destroy
 from branchkeeper.policy.facts import GuardRepos
@@ -41,8 +42,10 @@ from branchkeeper.policy.plan import (
     reset_target,
     unread_destructive,
 )
+from branchkeeper.policy.push import force_push_decisions
 from branchkeeper.policy.removal import destruction_decisions, reset_decisions
-from branchkeeper.policy.rm import expand_rm_globs, rm_decisions, rm_worktrees, unknown_rm
+from branchkeeper.policy.rm import expand_rm_globs, rm_decisions, rm_worktrees
+from branchkeeper.policy.targets import Deleted, deletions
 from branchkeeper.policy.unread import consent_decision, unparsed_decision, unread_decision
 from branchkeeper.shell.gitargv import config_from_env, writes_git_config
 from branchkeeper.shell.model import GitInvocation, Invocation
@@ -70,7 +73,8 @@ def _decide_text(command: str, cwd: str, evacuations: Sequence[EvacuationRecord]
     try:
         if _CONSENT_FLAG in command:
             return consent_decision()  # only a person at a terminal consents (no git)
-        parsed = parse_command(command, cwd=cwd, home=os.environ.get("HOME") or None)
+        parsed = parse_command(command, cwd=cwd, home=os.environ.get("HOME") or None,
+                           env=os.environ)
         why = unread_destructive(parsed)
         if why is not None:
             return unread_decision(why)
@@ -80,14 +84,14 @@ def _decide_text(command: str, cwd: str, evacuations: Sequence[EvacuationRecord]
                  for g in gits if (why := inline_alias_problem(g)) is not None]
         early += _aliases(gits, evacuations, depth,  # a git process only for unknown words
                           defined_here=writes_git_config(parsed))
-        plan, unread_rm = expand_rm_globs(plan)  # the filesystem only
-        early += unknown_rm(unread_rm, cwd)
+        plan = expand_rm_globs(plan)  # the filesystem only
+        deleted = deletions(parsed, cwd)  # the filesystem only: no git process
         resets = [(g, rev) for g in gits if (rev := reset_target(g)) is not None]
-        rm_hits = rm_worktrees(plan)  # the filesystem only: no git process
-        if plan.empty and not rm_hits and not resets and not early \
+        rm_hits = rm_worktrees(plan, deleted)  # the filesystem only: no git process
+        if plan.empty and not rm_hits and not resets and not early and not deleted \
                 and not (evacuations and plan.rm_targets):
             return ALLOW
-        return combine([*early, _decide(plan, evacuations, rm_hits, resets)])
+        return combine([*early, _decide(plan, evacuations, rm_hits, resets, deleted, cwd)])
     except Exception as exc:  # the guard must never crash the hook; fail closed on destruction
         return unparsed_decision("The command may delete work",
                                  f"the guard failed ({type(exc).__name__}: {exc})")
@@ -140,7 +144,8 @@ def _aliases(gits: Sequence[GitInvocation], evacuations: Sequence[EvacuationReco
 
 def _decide(plan: Plan, records: Sequence[EvacuationRecord],
             rm_hits: Sequence[tuple[str, Invocation]],
-            resets: Sequence[tuple[GitInvocation, str]] = ()) -> Decision:
+            resets: Sequence[tuple[GitInvocation, str]], deleted: Sequence[Deleted],
+            cwd: str) -> Decision:
     repos = GuardRepos()
     out: list[Decision] = []
     unparsed = plan.parsed.unparsed_reason if plan.parsed.unparsed else ""
@@ -149,7 +154,9 @@ def _decide(plan: Plan, records: Sequence[EvacuationRecord],
     # the evacuation shape first: its deny names the right move (section 13)
     out.extend(evacuate_destroy(plan, repos, records))
     out.extend(destruction_decisions(plan, repos, unparsed))
+    out.extend(force_push_decisions(plan, repos, unparsed))
     out.extend(rm_decisions(plan, repos, rm_hits))
+    out.extend(deletion_decisions(deleted, repos, cwd))
     out.extend(discard_decisions(plan, repos, unparsed))
     out.extend(reset_decisions(resets, repos))
     return combine(out)
@@ -159,9 +166,20 @@ def rule_ids() -> tuple[str, ...]:
     """Every rule id a guard decision can carry, sorted: the ``R_*`` constants of each rule
     family and of the decisions it combines (read from the modules, so a new rule is listed
     wherever this is, e.g. ``branchkeeper check --help``)."""
-    from branchkeeper.policy import creation, discard, evacuation, removal, rm, stop, unread
+    from branchkeeper.policy import (
+        creation,
+        deletion,
+        discard,
+        evacuation,
+        push,
+        removal,
+        rm,
+        stop,
+        unread,
+    )
 
-    found = {value for module in (creation, discard, evacuation, removal, rm, stop, unread)
+    found = {value for module in (creation, deletion, discard, evacuation, push, removal, rm,
+                                  stop, unread)
              for name, value in vars(module).items()
              if name.startswith("R_") and isinstance(value, str) and value.startswith("R-")}
     return tuple(sorted(found))

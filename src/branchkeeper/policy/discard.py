@@ -22,6 +22,7 @@ from branchkeeper.shell.quoting import git_cmd, shell_quote
 R_DISCARD = "R-GIT-DISCARD-CHANGES"
 
 _DISCARDS = {"reset_hard": "staged or unstaged changes to tracked files",
+             "reset_merge": "staged changes", "git_rm_force": "changes to tracked files",
              "checkout_force": "changes to tracked files", "checkout_paths": "changes to tracked files",
              "restore": "changes to tracked files", "switch_force": "changes to tracked files",
              "clean": "files git does not track"}  # fmt: skip
@@ -116,9 +117,15 @@ def discard_decisions(plan: Plan, repos: GuardRepos, unparsed: str) -> list[Deci
             if x.kind.startswith("stash_"):
                 found: Sequence[str] = list(read_tips(facts.repo, ["refs/stash"]))
             else:
-                found = discardable(g.cwd, () if x.dynamic else x.pathspecs,
-                                    tracked=x.kind != "clean", untracked=x.untracked,
-                                    ignored=x.ignored, git_dir=g.git_dir, work_tree=g.work_tree)
+                specs = () if x.dynamic else x.pathspecs
+                if x.pathspec_file is not None and not x.dynamic:
+                    listed_specs = pathspecs_from(x.pathspec_file, g.cwd, nul=x.pathspec_nul)
+                    if listed_specs == ():
+                        continue  # the file names no path: nothing is touched
+                    specs = listed_specs or ()
+                found = discardable(g.cwd, specs, tracked=x.kind != "clean",
+                                    untracked=x.untracked, ignored=x.ignored, git_dir=g.git_dir,
+                                    work_tree=g.work_tree, staged_only=x.kind == "reset_merge")
                 if x.kind == "clean" and not clean_enters_repositories(g):
                     found = [f for f in found if not _only_repositories(os.path.join(where, f))]
             out.append(discard_decision(x.kind, where, found, how=how, ignored=x.ignored,
@@ -128,6 +135,24 @@ def discard_decisions(plan: Plan, repos: GuardRepos, unparsed: str) -> list[Deci
             out.append(unparsed_decision(f"`{how}` discards work",
                                          f"git could not answer ({why})"))
     return out
+
+
+def pathspecs_from(name: str, cwd: str, *, nul: bool) -> tuple[str, ...] | None:
+    """The pathspecs of ``--pathspec-from-file=NAME`` (relative to ``cwd``; one per line, or
+    NUL-separated with ``nul``), read as git reads them; None (the caller then judges the
+    whole worktree) for stdin (``-``), an unreadable file, or one too large to be a list of
+    paths."""
+    if name == "-":
+        return None
+    try:
+        with open(os.path.join(cwd, name), "rb") as f:
+            data = f.read(1 << 20)
+    except OSError:
+        return None
+    if len(data) >= 1 << 20:
+        return None
+    parts = data.split(b"\0") if nul else data.splitlines()
+    return tuple(p.decode("utf-8", "surrogateescape") for p in parts if p)
 
 
 def _only_repositories(path: str) -> bool:

@@ -152,7 +152,8 @@ def evacuations_in(command: str, *, cwd: str) -> list[EvacuationRecord]:
     path, as records for the same-turn rule (call it after the command ran, PostToolUse).
     Never raises: an unreadable command or a git failure gives what could be judged."""
     try:
-        parsed = parse_command(command, cwd=cwd, home=os.environ.get("HOME") or None)
+        parsed = parse_command(command, cwd=cwd, home=os.environ.get("HOME") or None,
+                           env=os.environ)
         plan = plan_command(parsed)
         repos = GuardRepos()
         out: list[EvacuationRecord] = []

@@ -104,3 +104,21 @@ class GuardRepos:
 def git_failed(exc: BranchkeeperError) -> str:
     first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
     return first[:300]
+
+
+def child_checkouts(path: str, limit: int = 500) -> list[str]:
+    """Direct subdirectories of ``path`` that are git checkouts (hold a ``.git``), looking at
+    no more than ``limit`` entries: how a worktree is found under a deletion's target that
+    lies outside every repository (no git process)."""
+    out: list[str] = []
+    try:
+        with os.scandir(path) as entries:
+            for n, entry in enumerate(entries):
+                if n >= limit:
+                    break
+                if entry.is_dir(follow_symlinks=False) and os.path.lexists(
+                        os.path.join(entry.path, ".git")):
+                    out.append(entry.path)
+    except OSError:
+        return out
+    return out

@@ -21,9 +21,11 @@ from branchkeeper.shell.gitargv import (
     Creation,
     Destruction,
     Evacuation,
+    ForcePush,
     creation,
     destruction,
     evacuation,
+    force_pushes,
     overwrites,
 )
 from branchkeeper.shell.model import GitInvocation, Invocation, ParsedCommand
@@ -37,11 +39,13 @@ PAIRED_KINDS = frozenset({"branch_force_delete", "branch_delete", "update_ref_de
 class Discard(NamedTuple):
     """A git command that throws away uncommitted work in one worktree (``R-GIT-DISCARD-CHANGES``).
 
-    ``kind``: ``reset_hard``, ``checkout_force``, ``checkout_paths``, ``checkout_maybe_path``
-    (one operand: a path unless it names a commit), ``restore``,
-    ``switch_force``, ``clean``, ``stash_drop``, ``stash_clear``. ``pathspecs`` limit what is
-    discarded (relative to the invocation's cwd; () = the whole worktree). For ``clean``:
-    ``untracked`` and ``ignored`` say which files it deletes. ``dynamic``: some word is unknown.
+    ``kind``: ``reset_hard``, ``reset_merge`` (staged changes), ``checkout_force``,
+    ``checkout_paths``, ``checkout_maybe_path`` (one operand: a path unless it names a commit),
+    ``restore``, ``switch_force``, ``clean``, ``stash_drop``, ``stash_clear``, ``git_rm_force``.
+    ``pathspecs`` limit what is discarded (relative to the invocation's cwd; () = the whole
+    worktree); ``pathspec_file`` names a ``--pathspec-from-file`` (``-`` = stdin), whose
+    entries are NUL-separated with ``pathspec_nul``. For ``clean``: ``untracked`` and
+    ``ignored`` say which files it deletes. ``dynamic``: some word is unknown.
     """
 
     kind: str
@@ -49,6 +53,8 @@ class Discard(NamedTuple):
     untracked: bool
     ignored: bool
     dynamic: bool
+    pathspec_file: str | None = None
+    pathspec_nul: bool = False
 
 
 class Plan(NamedTuple):
@@ -61,12 +67,14 @@ class Plan(NamedTuple):
     evacuations: tuple[tuple[Evacuation, GitInvocation], ...]
     rm_targets: tuple[tuple[str, Invocation], ...]
     discards: tuple[tuple[Discard, GitInvocation], ...] = ()
+    force_pushes: tuple[tuple[ForcePush, GitInvocation], ...] = ()
 
     @property
     def empty(self) -> bool:
         """True when there is nothing to judge with git (``rm`` targets are first checked on
         the filesystem alone)."""
-        return not (self.creations or self.destructions or self.evacuations or self.discards)
+        return not (self.creations or self.destructions or self.evacuations or self.discards
+                    or self.force_pushes)
 
 
 def plan_command(parsed: ParsedCommand) -> Plan:
@@ -76,7 +84,11 @@ def plan_command(parsed: ParsedCommand) -> Plan:
     destructions: list[tuple[Destruction, GitInvocation]] = []
     evacuations: list[tuple[Evacuation, GitInvocation]] = []
     discards: list[tuple[Discard, GitInvocation]] = []
+    pushes: list[tuple[ForcePush, GitInvocation]] = []
     for g in git_invocations(parsed):
+        if asks_help(g):
+            continue  # git prints the subcommand's usage or manual and does nothing else
+        pushes.extend((f, g) for f in force_pushes(g))
         c = creation(g)
         if c is not None:
             creations.append((c, g))
@@ -90,7 +102,19 @@ def plan_command(parsed: ParsedCommand) -> Plan:
             discards.append((x, g))
     rms = tuple((t, inv) for inv in parsed.invocations for t in rm_recursive_targets(inv))
     return Plan(parsed, tuple(creations), tuple(destructions), tuple(evacuations), rms,
-                tuple(discards))
+                tuple(discards), tuple(pushes))
+
+
+def asks_help(g: GitInvocation) -> bool:
+    """``git SUB ... -h`` / ``--help`` (before any ``--``): git prints the usage or opens the
+    manual page and runs nothing; ``--version`` is no option of a subcommand, which git
+    refuses. Option values are not told apart (``-m -h`` is rare)."""
+    for word in g.args:
+        if word == "--":
+            return False
+        if word in ("-h", "--help", "--version"):
+            return g.subcommand is not None
+    return False
 
 
 def deleted_refs(destructions: Iterable[Destruction]) -> tuple[str, ...]:
@@ -99,7 +123,7 @@ def deleted_refs(destructions: Iterable[Destruction]) -> tuple[str, ...]:
     out: list[str] = []
     for d in destructions:
         if d.kind in ("branch_force_delete", "branch_delete", "update_ref_delete",
-                      "branch_overwrite"):
+                      "branch_overwrite", "tag_delete"):
             out.extend(d.refs)
     return tuple(dict.fromkeys(out))
 
@@ -147,6 +171,14 @@ _RESTORE = gitopts.spec(
     "|pathspec-from-file= |pathspec-file-nul"
 )
 _CLEAN = gitopts.spec("d f|force i|interactive n|dry-run q|quiet e|exclude= x X")
+_GIT_RM = gitopts.spec("f|force n|dry-run r q|quiet |cached |ignore-unmatch |sparse "
+                       "|pathspec-from-file= |pathspec-file-nul")
+
+
+def _from_file(p: gitopts.Parsed) -> tuple[str | None, bool]:
+    """(the ``--pathspec-from-file`` value, ``--pathspec-file-nul``) of a parse."""
+    found = p.values("pathspec-from-file")
+    return (found[-1][1] if found else None), p.has("pathspec-file-nul")
 _PATHLIKE = (".", "./", "../", ":")
 
 
@@ -164,7 +196,15 @@ def discard(g: GitInvocation) -> Discard | None:
     sub, args, dyn = g.subcommand, g.args, g.args_dynamic
     if sub == "reset":
         p = gitopts.parse(args, dyn, _RESET)
-        return Discard("reset_hard", (), False, False, g.dynamic) if p.has("hard") else None
+        if p.has("hard"):
+            return Discard("reset_hard", (), False, False, g.dynamic)
+        return Discard("reset_merge", (), False, False, g.dynamic) if p.has("merge") else None
+    if sub == "rm":
+        p = gitopts.parse(args, dyn, _GIT_RM)
+        if not p.has("force") or p.has("dry-run", "cached"):
+            return None  # without -f git refuses to remove files with changes
+        ops = tuple(t for t, _ in p.operands)
+        return Discard("git_rm_force", ops, False, False, g.dynamic, *_from_file(p))
     if sub == "switch":
         p = gitopts.parse(args, dyn, _SWITCH)
         if p.has("force", "discard-changes"):
@@ -178,6 +218,8 @@ def discard(g: GitInvocation) -> Discard | None:
             return Discard("checkout_force", (), False, False, g.dynamic)
         if p.values("b", "B", "orphan"):
             return None
+        if p.values("pathspec-from-file"):  # the operand is the tree-ish, the paths a file's
+            return Discard("checkout_paths", (), False, False, g.dynamic, *_from_file(p))
         ops = tuple(t for t, _ in p.operands)
         paths: tuple[str, ...]
         if p.after_dashdash is not None:
@@ -200,7 +242,7 @@ def discard(g: GitInvocation) -> Discard | None:
         ops = tuple(t for t, _ in p.operands)
         if not ops and not p.values("pathspec-from-file"):
             return None
-        return Discard("restore", ops, False, False, g.dynamic)
+        return Discard("restore", ops, False, False, g.dynamic, *_from_file(p))
     if sub == "clean":
         p = gitopts.parse(args, dyn, _CLEAN)
         if p.has("dry-run", "interactive") or not p.has("force"):
@@ -378,13 +420,11 @@ def stash_then_drop(plan: Plan) -> list[tuple[GitInvocation, GitInvocation, bool
     return out
 
 
-_RESET_MODES = ("hard", "keep", "merge", "soft", "mixed")
-
-
 def reset_target(g: GitInvocation) -> str | None:
-    """The commit a ``git reset --hard|--keep|--merge|--soft|--mixed <commit>`` moves the
-    current branch to (also a plain ``reset REV`` whose operand holds ``~`` or ``^``), else
-    None: ``reset`` without a commit, with pathspecs, or interactive (item 6)."""
+    """The commit a ``git reset --hard|--keep|--merge <commit>`` moves the current branch to,
+    else None: ``reset`` without a commit, with pathspecs, interactive, or ``--soft`` /
+    ``--mixed`` (the default), which keep the content of every commit they undo staged or in
+    the work tree, where the discard rule guards it (item 6; issue 17)."""
     if g.subcommand != "reset":
         return None
     p = gitopts.parse(g.args, g.args_dynamic, _RESET)
@@ -394,8 +434,8 @@ def reset_target(g: GitInvocation) -> str | None:
     if len(ops) != 1 or (p.after_dashdash is not None and len(p.operands) > len(ops)):
         return None
     rev, dyn = ops[0]
-    if not (p.has(*_RESET_MODES) or "~" in rev or "^" in rev):
-        return None
+    if not p.has("hard", "keep", "merge"):
+        return None  # --soft and --mixed keep every change in the index or the work tree
     return None if dyn else rev
 
 

@@ -39,6 +39,7 @@ R_BRANCH_FORCE = "R-GIT-BRANCH-FORCE-DELETE"
 R_WORKTREE_FORCE = "R-GIT-WORKTREE-REMOVE-FORCE"
 R_PUSH_DELETE = "R-GIT-PUSH-DELETE-REMOTE"
 R_OVERWRITE = "R-GIT-BRANCH-OVERWRITE"
+R_TAG_DELETE = "R-GIT-TAG-DELETE"
 
 
 def _lost_branches(lost: Sequence[tuple[str, str]]) -> tuple[list[str], str, str]:
@@ -68,6 +69,27 @@ def branch_delete_decision(lost: Sequence[tuple[str, str]], *, lost_commits: int
         + git_cmd("push", "-u", remote, short) + "). Then `branchkeeper delete -- "
         + shell_quote(short) + "` proves the work is preserved, writes a recovery bundle and "
         "can be undone. If the work is truly unwanted, ask a human to delete it.")
+
+
+def tag_delete_decision(lost: Sequence[tuple[str, str]], *, lost_commits: int, remote: str,
+                        mode: str, how: str) -> Decision:
+    """``git tag -d``/``--delete`` (issue 17): the same containment proof as ``branch -D``:
+    deny when a deleted tag is the only ref holding its commit. ``lost``: (full tag ref, tip)
+    pairs no other ref contains; other arguments as :func:`branch_delete_decision`."""
+    if not lost or mode == "off":
+        return ALLOW
+    names = [f"{shell_quote(n.removeprefix('refs/tags/'))} at {tip[:10]}" for n, tip in lost]
+    first = lost[0][0].removeprefix("refs/tags/")
+    return Decision(
+        Verdict.DENY, R_TAG_DELETE,
+        f"`{how}` would lose work: no branch, other tag or remote-tracking ref contains the "
+        f"commit of the tag{'s' if len(lost) > 1 else ''} below ({lost_commits} commit"
+        f"{'s' if lost_commits != 1 else ''} would be reachable from no ref):\n"
+        + "\n".join(listed(names)),
+        "Keep the work first: push the tag (" + git_cmd("push", remote, "refs/tags/" + first)
+        + ") or put its commit on a branch (" + git_cmd("branch", first + "-keep",
+                                                        "refs/tags/" + first)
+        + "); then delete it. Or ask a human.")
 
 
 def branch_overwrite_decision(lost: Sequence[tuple[str, str]], *, lost_commits: int,
@@ -217,8 +239,8 @@ def _judge_destructions(facts: GuardFacts, items: list[tuple[Destruction, GitInv
     cfg = facts.config.branches
     out: list[Decision] = []
     excluded = deleted_refs(every)
-    force_items = [(d, g) for d, g in items if d.kind in ("branch_force_delete",
-                                                         "update_ref_delete", "branch_overwrite")]
+    force_items = [(d, g) for d, g in items if d.kind in (
+        "branch_force_delete", "update_ref_delete", "branch_overwrite", "tag_delete")]
     removes = [(d, g) for d, g in items if d.kind in ("worktree_remove", "worktree_remove_force")]
     tips: dict[str, str] = {}
     if force_items:
@@ -257,8 +279,8 @@ def _judge_destructions(facts: GuardFacts, items: list[tuple[Destruction, GitInv
             gone = [(r, t) for r, t in gone if not is_ancestor(g.cwd, t, d.new_value)]
         names = [(r[len("refs/heads/"):] if r.startswith("refs/heads/") else r, t)
                  for r, t in gone]
-        decide = (branch_overwrite_decision if d.kind == "branch_overwrite"
-                  else branch_delete_decision)
+        decide = {"branch_overwrite": branch_overwrite_decision,
+                  "tag_delete": tag_delete_decision}.get(d.kind, branch_delete_decision)
         out.append(decide(names, lost_commits=count, remote=cfg.remote,
                           mode=cfg.force_removal.mode, how=describe(g)))
     for path, force, wt in wt_checks:

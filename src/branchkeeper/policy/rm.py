@@ -14,19 +14,19 @@ from branchkeeper.errors import BranchkeeperError
 from branchkeeper.git.locate import locate
 from branchkeeper.policy import removal as rr
 from branchkeeper.policy.decision import Decision
-from branchkeeper.policy.facts import GuardRepos, git_failed
+from branchkeeper.policy.facts import GuardRepos, child_checkouts, git_failed
 from branchkeeper.policy.plan import Plan, deleted_refs, describe, glob_only, under
+from branchkeeper.policy.targets import Deleted
 from branchkeeper.policy.unread import unparsed_decision
 from branchkeeper.shell.model import Invocation
 from branchkeeper.shell.quoting import shell_quote
 
 
-def expand_rm_globs(plan: Plan) -> tuple[Plan, list[tuple[str, Invocation]]]:
+def expand_rm_globs(plan: Plan) -> Plan:
     """The plan with each glob ``rm -r`` target replaced by its matches (Python's ``glob`` in
-    the ``rm``'s cwd, like bash without dotglob: each match is then judged as a static target),
-    and the targets from any other expansion ($VAR, $(...), braces, loops, an unknown cwd)."""
+    the ``rm``'s cwd, like bash without dotglob: each match is then judged as a static
+    target); a target from any other expansion stays as it is (the deletion rule judges it)."""
     targets: list[tuple[str, Invocation]] = []
-    unknown: list[tuple[str, Invocation]] = []
     for target, inv in plan.rm_targets:
         expanded = {w for w, d in zip(inv.argv, inv.dynamic_args, strict=False) if d}
         if target not in expanded and target.startswith("/"):
@@ -37,45 +37,8 @@ def expand_rm_globs(plan: Plan) -> tuple[Plan, list[tuple[str, Invocation]]]:
             targets += [(os.path.normpath(m), inv) for m in matches]
             targets += [] if matches else [(os.path.normpath(pattern), inv)]
         else:
-            unknown.append((target, inv))
             targets.append((target, inv))
-    return plan._replace(rm_targets=tuple(targets)), unknown
-
-
-def unknown_rm(unknown: Sequence[tuple[str, Invocation]], cwd: str) -> list[Decision]:
-    """``rm -r`` of a target the guard cannot know: denied when the repository around the
-    ``rm`` has a linked worktree (read from files, no git process), else allowed (item 3).
-    For the ``{}`` of ``find ... -exec rm -r {}`` only the worktrees find can reach count
-    (:func:`find_reaches`)."""
-    out: list[Decision] = []
-    for target, inv in unknown:
-        worktrees = _worktrees_near(inv.cwd or cwd)
-        if inv.found_by is not None and "{}" in target:
-            scope = inv.found_by
-            worktrees = [w for w in worktrees if find_reaches(scope.starts, scope.names, w)]
-        if worktrees:
-            out.append(unparsed_decision(
-                f"`{describe(inv)}` deletes {shell_quote(target)} recursively",
-                "the target comes from an expansion (a variable, $(...), braces, a loop, "
-                "xargs, find or an unknown directory), so the guard cannot tell whether it "
-                "removes one of the repository's linked worktrees"))
-            break
-    return out
-
-
-def _worktrees_near(where: str) -> list[str]:
-    """Linked worktrees an ``rm`` of an unknown target run in ``where`` could reach: those of
-    the repository around ``where``, or, outside every repository, those of the checkouts
-    directly under it (``cd .. && ls -d wt-* | xargs rm -rf`` in the sibling layout)."""
-    repo = locate(where)
-    if repo is not None:
-        return linked_worktree_paths(repo)
-    found: dict[str, None] = {}
-    for checkout in child_checkouts(where):
-        near = locate(checkout)
-        if near is not None:
-            found.update(dict.fromkeys(linked_worktree_paths(near)))
-    return list(found)
+    return plan._replace(rm_targets=tuple(targets))
 
 
 def find_reaches(starts: Sequence[str], names: Sequence[tuple[str, bool]] | None,
@@ -103,42 +66,43 @@ def find_reaches(starts: Sequence[str], names: Sequence[tuple[str, bool]] | None
     return False
 
 
-def rm_worktrees(plan: Plan) -> list[tuple[str, Invocation]]:
+def rm_worktrees(plan: Plan, found: Sequence[Deleted] = ()) -> list[tuple[str, Invocation]]:
     """Linked worktrees that a recursive ``rm`` deletes (the target is the worktree or holds
     it), each with its ``rm``: found on the filesystem alone (``<common>/worktrees/*/gitdir`` of
-    the repository around the ``rm``'s cwd and around the target), no git process."""
+    the repository around the ``rm``'s cwd and around the target), no git process. ``found``:
+    deletions whose targets a ``find`` selects: each linked worktree it reaches
+    (:func:`find_reaches`) counts too."""
     hits: dict[str, Invocation] = {}
-    for target, inv in plan.rm_targets:
-        if not target.startswith("/"):
-            continue  # an expansion: the evacuation rule alone looks at it
+    static = [(t, inv) for t, inv in plan.rm_targets if t.startswith("/")]
+    static += [(t, d.inv) for d in found for t in d.paths]  # e.g. fed to xargs by echo
+    for target, inv in static:
         real = os.path.realpath(target)
-        seen: set[str] = set()
-        for where in (inv.cwd, real, *child_checkouts(real)):
-            repo = locate(where) if where else None
-            if repo is None or repo.common_dir in seen:
-                continue
-            seen.add(repo.common_dir)
-            for wt in linked_worktree_paths(repo):
-                if under(wt, real):
-                    hits.setdefault(wt, inv)
+        for wt in _linked_near(inv.cwd, real):
+            if under(wt, real):
+                hits.setdefault(wt, inv)
+    for d in found:
+        for scope, recursive in d.scopes:
+            for start in scope.starts:
+                if not recursive or not start.startswith("/"):
+                    continue
+                real = os.path.realpath(start)
+                for wt in _linked_near(d.inv.cwd, real):
+                    if find_reaches(scope.starts, scope.names, wt) and not scope.files_only:
+                        hits.setdefault(wt, d.inv)
     return list(hits.items())
 
 
-def child_checkouts(path: str, limit: int = 500) -> list[str]:
-    """Direct subdirectories of ``path`` that are git checkouts (hold a ``.git``), looking at
-    no more than ``limit`` entries: how a worktree is found under an ``rm`` target that lies
-    outside every repository."""
+def _linked_near(cwd: str | None, real: str) -> list[str]:
+    """Linked worktrees of the repositories around ``cwd``, around ``real`` and of the
+    checkouts directly under ``real``."""
     out: list[str] = []
-    try:
-        with os.scandir(path) as entries:
-            for n, entry in enumerate(entries):
-                if n >= limit:
-                    break
-                if entry.is_dir(follow_symlinks=False) and os.path.lexists(
-                        os.path.join(entry.path, ".git")):
-                    out.append(entry.path)
-    except OSError:
-        return out
+    seen: set[str] = set()
+    for where in (cwd, real, *child_checkouts(real)):
+        repo = locate(where) if where else None
+        if repo is None or repo.common_dir in seen:
+            continue
+        seen.add(repo.common_dir)
+        out += linked_worktree_paths(repo)
     return out
 
 

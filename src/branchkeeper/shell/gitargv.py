@@ -85,7 +85,8 @@ class Creation(NamedTuple):
 class Destruction(NamedTuple):
     """A command that would delete a branch, a remote branch or a worktree (sections 7, 11).
 
-    `kind`: `branch_force_delete`, `branch_delete`, `update_ref_delete`, `worktree_remove`,
+    `kind`: `branch_force_delete`, `branch_delete`, `update_ref_delete`, `tag_delete`,
+    `worktree_remove`,
     `worktree_remove_force`, `push_delete`, `push_mirror`, `push_prune`, `branch_overwrite`
     (a branch moved or replaced: `branch -f`, `checkout -B`, `switch -C`, `worktree add -B`,
     `branch -M/-C`, forced `fetch`/`push .` refspecs, `update-ref REF NEW`; it loses work only
@@ -183,11 +184,24 @@ def _worktree_add(g: GitInvocation) -> Creation | None:
                     needs_existence_check=True, candidate_existing=name)  # fmt: skip
 
 
+_TAG = gitopts.spec(
+    "a|annotate s|sign u|local-user= f|force d|delete v|verify n? l|list |sort= |contains^ "
+    "|no-contains^ |merged^ |no-merged^ |points-at^ m|message= F|file= e|edit |cleanup= "
+    "|create-reflog i|ignore-case |column? |no-column |format= |color? |omit-empty |trailer=")
+
+
 def destruction(g: GitInvocation) -> tuple[Destruction, ...]:
     """Every deletion this invocation would perform (sections 7, 11; issue 5 section 2)."""
     sub, args, dyn = g.subcommand, g.args, g.args_dynamic
     if sub == "branch":
         return _branch_delete(g)
+    if sub == "tag":
+        p = gitopts.parse(args, dyn, _TAG)
+        if not p.has("delete") or (not p.operands and not g.dynamic):
+            return ()
+        names = tuple(n for n, _ in p.operands)
+        return (Destruction("tag_delete", names, None, g.dynamic or p.unknown, g.cwd,
+                            tuple("refs/tags/" + n for n in names)),)
     if sub == "update-ref":
         return _update_ref(g)
     if sub == "worktree" and args[:1] == ("remove",):
@@ -376,6 +390,57 @@ def _push(g: GitInvocation) -> tuple[Destruction, ...]:
         out.append(Destruction("push_mirror", (), remote, dynamic, g.cwd))
     if p.has("prune"):
         out.append(Destruction("push_prune", (), remote, dynamic, g.cwd))
+    return tuple(out)
+
+
+class ForcePush(NamedTuple):
+    """A push that may replace a remote branch with a commit that does not contain it
+    (``--force``/``-f``, ``--force-with-lease`` in every spelling, a ``+`` refspec): to
+    ``remote`` (as written; None: the branch's push remote), ``src`` (the revision pushed;
+    None: the current branch) onto the branch ``dst`` (None: where push.default sends the
+    current branch); ``all_branches`` for ``--all``/``--branches``. ``dynamic``: a word is
+    unknown."""
+
+    remote: str | None
+    src: str | None
+    dst: str | None
+    dynamic: bool
+    cwd: str | None
+    all_branches: bool = False
+
+
+def force_pushes(g: GitInvocation) -> tuple[ForcePush, ...]:
+    """Every forced update of a remote branch this ``git push`` asks for (issue 17): the
+    lease of ``--force-with-lease`` is not counted as protection, since a tracking ref this
+    clone fetched but never merged satisfies it. Deletions, ``--mirror`` and pushes to the
+    repository itself are other rules'; a dry run pushes nothing."""
+    if g.subcommand != "push":
+        return ()
+    p = gitopts.parse(g.args, g.args_dynamic, _PUSH)
+    if p.has("dry-run", "delete", "mirror"):
+        return ()
+    forced = p.has("force", "force-with-lease")
+    repo_opt = _last_value(p, "repo")
+    operands = list(p.operands)
+    remote = repo_opt[1] if repo_opt else (operands.pop(0)[0] if operands else None)
+    if remote in (".", "./"):
+        return ()  # the repository itself: an overwrite of a local branch (_push_self)
+    dynamic = g.dynamic or p.unknown
+    if not operands:
+        if not forced or (p.has("tags") and not p.has("all", "branches")):
+            return ()
+        return (ForcePush(remote, None, None, dynamic, g.cwd, p.has("all", "branches")),)
+    out = []
+    for spec, d in operands:
+        body = spec[1:] if spec.startswith("+") else spec
+        if not (forced or spec.startswith("+")) or not body or body.startswith(":"):
+            continue
+        src, colon, dst = body.partition(":")
+        dst = dst if colon else ("" if src == "HEAD" else src)
+        if dst.startswith("refs/") and not dst.startswith("refs/heads/"):
+            continue  # a tag or another namespace: no tracking ref shows what it holds
+        out.append(ForcePush(remote, src, dst.removeprefix("refs/heads/") or None,
+                             dynamic or d, g.cwd))
     return tuple(out)
 
 

@@ -51,15 +51,17 @@ class Redirect(NamedTuple):
 
 
 class FindScope(NamedTuple):
-    """Where the paths ``find`` hands to ``-exec CMD {}`` come from: its starting points
-    (``starts``, absolute when the cwd is known, else as written) and ``-name``/``-iname``
-    patterns one of which every selected path's base name matches (``names``: (pattern, ignore
-    case) pairs; None when some alternative of the expression has no such test). Section 13: a
-    recursive ``rm`` of ``{}`` reaches a worktree only through a path that
-    find can visit and that matches."""
+    """Where the paths ``find`` hands to ``-exec CMD {}`` (or deletes with ``-delete``) come
+    from: its starting points (``starts``, absolute when the cwd is known, else as written),
+    ``-name``/``-iname`` patterns one of which every selected path's base name matches
+    (``names``: (pattern, ignore case) pairs; None when some alternative of the expression has
+    no such test), and ``files_only`` (``-type f``: no directory is selected). A recursive
+    ``rm`` of ``{}`` reaches a path only through a path that find can visit and that matches;
+    a plain ``rm`` or ``-delete`` only the paths that match themselves."""
 
     starts: tuple[str, ...]
     names: tuple[tuple[str, bool], ...] | None
+    files_only: bool = False
 
 
 class Invocation(NamedTuple):
@@ -205,3 +207,52 @@ def rm_recursive_targets(inv: Invocation) -> tuple[str, ...]:
 
 #: The target standing for the operands ``xargs`` adds to a recursive ``rm``.
 XARGS_OPERANDS = "(the names xargs reads)"
+
+
+class RmTarget(NamedTuple):
+    """One path a deleting command removes: ``path`` absolute and normalised, or the raw text
+    when ``dynamic`` (from an expansion, xargs, find's ``{}``, an unknown cwd); ``recursive``
+    when a directory goes with everything in it (a plain ``rm`` removes files only, and
+    ``rm -d`` or ``find -delete`` only empty directories)."""
+
+    path: str
+    recursive: bool
+    dynamic: bool
+
+
+def _rm_options(word: str) -> tuple[bool, bool]:
+    """(is an option, recursive) for one word of ``rm``'s arguments."""
+    if word.startswith("--"):
+        return True, len(word) >= 3 and "--recursive".startswith(word.split("=", 1)[0])
+    if word.startswith("-") and len(word) > 1:
+        return True, "r" in word or "R" in word
+    return False, False
+
+
+def rm_operands(inv: Invocation) -> tuple[RmTarget, ...]:
+    """What ``rm`` (any options), ``unlink FILE`` and ``shred FILE...`` (which overwrites the
+    content, and with ``-u`` removes the file too) destroy (issue 17): each operand as an
+    :class:`RmTarget`, plus one dynamic target when ``xargs`` or ``parallel`` feed it more.
+    () for any other command."""
+    name = inv.name
+    if name not in ("rm", "unlink", "shred"):
+        return ()
+    args = list(zip(inv.argv[1:], inv.dynamic_args[1:], strict=False))
+    recursive, done = False, False
+    operands: list[tuple[str, bool]] = []
+    for word, dyn in args:
+        if not done and word == "--":
+            done = True
+            continue
+        is_opt, rec = (False, False) if done else _rm_options(word)
+        if is_opt:
+            recursive |= rec and name == "rm"
+        else:
+            operands.append((word, dyn))
+    out = []
+    for word, dyn in operands:
+        path = None if dyn else join_path(inv.cwd, word)
+        out.append(RmTarget(path if path is not None else word, recursive, path is None))
+    if inv.dynamic and not any(d for _, d in operands):  # xargs: more operands on stdin
+        out.append(RmTarget(XARGS_OPERANDS, recursive, True))
+    return tuple(out)

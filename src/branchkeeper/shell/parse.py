@@ -9,9 +9,11 @@ comes back with `unparsed=True` and a reason.
 from __future__ import annotations
 
 import posixpath
+from collections.abc import Mapping
 from typing import Any
 
 from branchkeeper.shell.model import (
+    FindScope,
     GitInvocation,
     Invocation,
     ParsedCommand,
@@ -82,20 +84,25 @@ def _bash_language() -> Any:
     return tree_sitter_bash.language()
 
 
-def parse_command(text: str, *, cwd: str, home: str | None = None) -> ParsedCommand:
+def parse_command(text: str, *, cwd: str, home: str | None = None,
+                  env: Mapping[str, str] | None = None) -> ParsedCommand:
     """Parse a bash command string into every simple command it runs, in source order.
 
-    `cwd` is the absolute directory the command starts in; `home` (optional) resolves `~`.
-    Returns a ParsedCommand; never raises. Input over MAX_INPUT_BYTES (UTF-8), with NUL
-    characters, or not encodable as UTF-8 is refused as unparsed. Spec: issue 5 section 1.
-    The last few results are kept: the hook's fast path and the guard read the same command.
+    `cwd` is the absolute directory the command starts in; `home` (optional) resolves `~`;
+    `env` (optional) is the environment the command starts with: ``$NAME`` takes its value
+    there unless the command assigns or unsets NAME first (a name it lacks is unknown, as is
+    every variable without `env`). Returns a ParsedCommand; never raises. Input over
+    MAX_INPUT_BYTES (UTF-8), with NUL characters, or not encodable as UTF-8 is refused as
+    unparsed. Spec: issue 5 section 1. The last few results are kept: the hook's fast path and
+    the guard read the same command.
     """
-    key = (text, cwd, home)
+    outer = dict(env) if env is not None else {}
+    key = (text, cwd, home, tuple(sorted(outer.items())))
     done = _RECENT.get(key)
     if done is not None:
         return done
     try:
-        parsed = _parse(text, cwd=cwd, home=home)
+        parsed = _parse(text, cwd=cwd, home=home, env=outer)
     except RecursionError:
         parsed = ParsedCommand(text, (), True, "commands nested too deeply")
     except Exception as exc:  # the guard must fail closed, never crash the hook
@@ -106,11 +113,11 @@ def parse_command(text: str, *, cwd: str, home: str | None = None) -> ParsedComm
     return parsed
 
 
-#: Recent parses, keyed by (text, cwd, home); the results are read-only records.
-_RECENT: dict[tuple[str, str, str | None], ParsedCommand] = {}
+#: Recent parses, keyed by (text, cwd, home, environment); the results are read-only records.
+_RECENT: dict[tuple[str, str, str | None, tuple[tuple[str, str], ...]], ParsedCommand] = {}
 
 
-def _parse(text: str, *, cwd: str, home: str | None) -> ParsedCommand:
+def _parse(text: str, *, cwd: str, home: str | None, env: Mapping[str, str]) -> ParsedCommand:
     from branchkeeper.shell import walk
     from branchkeeper.shell.scope import Scope
 
@@ -125,7 +132,7 @@ def _parse(text: str, *, cwd: str, home: str | None) -> ParsedCommand:
     if len(data) > MAX_INPUT_BYTES:
         return ParsedCommand(text, (), True, f"command longer than {MAX_INPUT_BYTES} bytes")
     start_cwd = posixpath.normpath(cwd) if cwd.startswith("/") else None
-    scope = Scope(start_cwd, home)
+    scope = Scope(start_cwd, home, outer=env)
     ctx = walk.Ctx(data, [], [], 0, _parse_bytes)
     tree = _parse_bytes(data)
     root = tree.root_node
@@ -241,6 +248,18 @@ def _make(
         config=tuple(config),
         dynamic=dynamic or any(flags) or inv.dynamic,
     )
+
+
+def find_scope_of(inv: Invocation) -> FindScope | None:
+    """What the ``find`` of ``inv`` selects (:class:`FindScope`), for the paths it prints to a
+    pipe (``find ... | xargs rm``); None when ``inv`` is no find or a start is unknown."""
+    from branchkeeper.shell.words import Word
+    from branchkeeper.shell.wrappers import find_scope
+
+    if inv.name != "find":
+        return None
+    words = [Word(v, d) for v, d in zip(inv.argv, inv.dynamic_args, strict=False)]
+    return find_scope(words, inv.cwd)
 
 
 def git_invocations(parsed: ParsedCommand) -> tuple[GitInvocation, ...]:

@@ -219,10 +219,19 @@ def _run_item(node: Any, extra: list[Any], scope: Scope, ctx: Ctx, inh: Inherit)
     if t == "subshell":
         return run_container(node, scope.copy(), ctx, sub)
     if t == "function_definition":
+        # bash runs the body where the function is called, in the caller's shell: kept here
+        # and walked at each call (run_function); a function never called runs nothing
         name = node.child_by_field_name("name")
-        label = node_text(name, ctx.src) if name is not None else "?"
-        ctx.reasons.append(f"defines shell function {label!r}")
-        return run_container(node, scope.copy(), ctx, sub)
+        body = node.child_by_field_name("body")
+        if name is None or body is None:
+            ctx.reasons.append("defines a shell function the guard cannot read")
+            return []
+        scope.functions[node_text(name, ctx.src)] = (body, ctx.src)
+        return []
+    if t in ("for_statement", "select_statement"):
+        var = node.child_by_field_name("variable")
+        if var is not None:  # takes each listed value in turn: not one the guard can know
+            scope.assign(node_text(var, ctx.src), "", dynamic=True, export=False)
     if t in ("declaration_command", "unset_command", "variable_assignment", "variable_assignments"):
         _assignments(node, scope, ctx)
         return []
@@ -236,24 +245,32 @@ def _assignments(node: Any, scope: Scope, ctx: Ctx) -> None:
     """`export A=b`, `A=b`, `unset A`: keep exported names in the scope's environment."""
     scan_substitutions(node, scope, ctx)
     keyword = node.children[0].type if node.children else ""
-    exporting = keyword in ("export", "declare", "typeset", "local", "readonly")
     assigns = [node] if node.type == "variable_assignment" else list(node.named_children)
     for child in assigns:
         if child.type == "variable_name" and keyword == "unset":
             name = node_text(child, ctx.src)
-            scope.env.pop(name, None)
+            for table in (scope.env, scope.vars):
+                table.pop(name, None)
             scope.env_dynamic.discard(name)
+            scope.unset.add(name)
+        elif child.type == "variable_name" and keyword == "export":  # exports its value
+            name = node_text(child, ctx.src)
+            value = scope.lookup(name)
+            if value is None:
+                scope.env_dynamic.add(name)
+            scope.env[name] = value or ""
         elif child.type == "variable_assignment":
             name_node = child.child_by_field_name("name")
             value_node = child.child_by_field_name("value")
             if name_node is None:
                 continue
             name = node_text(name_node, ctx.src)
-            if not exporting and name not in scope.env:
-                continue
-            word = word_value(value_node, ctx.src, home=scope.home) if value_node else Word("", False)
-            scope.env[name] = word.value
-            (scope.env_dynamic.add if word.dynamic else scope.env_dynamic.discard)(name)
+            word = word_value(value_node, ctx.src, variables=scope) if value_node \
+                else Word("", False)
+            dynamic = word.dynamic or "[" in name or (value_node is not None and
+                                                      value_node.type == "array")
+            scope.assign(name.split("[", 1)[0], word.value, dynamic=dynamic,
+                         export=keyword == "export")
 
 
 def scan_substitutions(node: Any, scope: Scope, ctx: Ctx) -> None:
@@ -280,7 +297,7 @@ def make_redirects(nodes: list[Any], scope: Scope, ctx: Ctx) -> list[Redirect]:
             out.append(Redirect(op, fd, "", None, False))
             continue
         scan_substitutions(dest, scope, ctx)
-        word = word_value(dest, ctx.src, home=scope.home)
+        word = word_value(dest, ctx.src, variables=scope)
         if op == "<<<":
             out.append(Redirect(op, fd, word.value, None, word.dynamic, body=word.value + "\n"))
             continue
@@ -326,7 +343,7 @@ def run_command(node: Any, extra: list[Any], scope: Scope, ctx: Ctx, inh: Inheri
             name_node = child.child_by_field_name("name")
             value_node = child.child_by_field_name("value")
             if name_node is not None:
-                w = word_value(value_node, ctx.src, home=scope.home) if value_node else None
+                w = word_value(value_node, ctx.src, variables=scope) if value_node else None
                 prefix_env[node_text(name_node, ctx.src)] = w.value if w else ""
                 if w is not None and w.dynamic:
                     prefix_dyn.add(node_text(name_node, ctx.src))
@@ -341,7 +358,7 @@ def run_command(node: Any, extra: list[Any], scope: Scope, ctx: Ctx, inh: Inheri
         scan_substitutions(wn, scope, ctx)
     words: list[Word] = []
     for k, wn in enumerate(word_nodes):
-        word = word_value(wn, ctx.src, home=scope.home)
+        word = word_value(wn, ctx.src, variables=scope)
         gap = ctx.src[word_nodes[k - 1].end_byte : wn.start_byte] if k else b""
         if gap and not gap.replace(b"\\\n", b""):
             # tree-sitter treats a line continuation as a word break; bash joins the halves.
@@ -358,12 +375,37 @@ def run_command(node: Any, extra: list[Any], scope: Scope, ctx: Ctx, inh: Inheri
     return _follow(inv, scope, ctx, inh)
 
 
+#: Builtins that assign the variables they name from input the guard cannot see.
+_READERS = frozenset({"read", "mapfile", "readarray", "getopts"})
+
+
+def run_function(inv: Inv, scope: Scope, ctx: Ctx, inh: Inherit) -> list[Inv]:
+    """A call of a shell function defined earlier in the command: its body runs here, in the
+    caller's shell (a ``cd`` in it moves the caller), with unknown positional parameters and
+    the call's redirects."""
+    body, src = scope.functions[inv.words[0].value]
+    if ctx.depth >= MAX_DEPTH:
+        ctx.reasons.append("commands nested too deeply")
+        return []
+    sub = Ctx(src, ctx.out, ctx.reasons, ctx.depth + 1, ctx.parse)
+    outs = tuple(r for r in inv.redirects if r.op not in ("<", "<<", "<<-", "<<<", "<&"))
+    return run_container(body, scope, sub, Inherit(outs, inh.in_pipeline,
+                                                   inh.dynamic or inv.forced_dynamic))
+
+
 def _follow(inv: Inv, scope: Scope, ctx: Ctx, inh: Inherit) -> list[Inv]:
     special: Special = classify_special(inv, scope)
     if special.reason:
         ctx.reasons.append(special.reason)
     ctx.out.append(inv)
     stdout = [inv]
+    head = inv.words[0] if inv.words else None
+    if head is not None and not head.dynamic and head.value in scope.functions:
+        return stdout + run_function(inv, scope, ctx, inh)
+    if head is not None and head.value in _READERS:
+        for w in inv.words[1:]:
+            if not w.value.startswith("-") and w.value.isidentifier():
+                scope.assign(w.value, "", dynamic=True, export=False)
     for text, dyn, same_scope in special.scripts:
         sub_scope = scope if same_scope else scope.copy()
         # The script's commands inherit the shell's output redirects, not its stdin feed.

@@ -9,7 +9,7 @@ and its value is then the raw text, useful only for messages.
 from __future__ import annotations
 
 import re
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, Protocol
 
 _BRACKET = re.compile(r"\[[^\]\x00]+\]")
 _BRACE = re.compile(r"\{[^{}\x00]*(?:,|\.\.)[^{}\x00]*\}")
@@ -131,14 +131,42 @@ def _byte_char(b: int) -> str:
     return chr(b) if b < 0x80 else chr(0xDC00 + b)
 
 
-def word_value(node: Any, src: bytes, *, home: str | None = None) -> Word:
+class Variables(Protocol):
+    """What a word's expansions may read: the home directory ``~`` stands for (None:
+    unknown) and the value of a variable (None: unknown)."""
+
+    home: str | None
+
+    def lookup(self, name: str) -> str | None: ...
+
+
+class _NoVariables:
+    __slots__ = ("home",)
+
+    def __init__(self, home: str | None) -> None:
+        self.home = home
+
+    def lookup(self, name: str) -> str | None:
+        return None
+
+
+#: Characters that make an unquoted expansion's value split into words or expand as a glob.
+_SPLITS = frozenset(" \t\n*?[")
+
+
+def word_value(node: Any, src: bytes, *, home: str | None = None,
+               variables: Variables | None = None) -> Word:
     """Evaluate one word node (word, string, raw_string, concatenation, expansion, ...).
 
     Returns the value after quote removal and whether bash would expand it at run time.
-    A leading `~` or `~/` resolves against `home` when given; otherwise it is dynamic.
+    A leading `~` or `~/` resolves against the home directory (``variables.home``, else
+    ``home``) when known; otherwise it is dynamic. ``$NAME`` and ``${NAME}`` take the value
+    ``variables.lookup`` gives; an unknown variable, any other expansion, and an unquoted
+    value that would split into words or expand as a glob are dynamic.
     """
+    vars_ = variables if variables is not None else _NoVariables(home)
     parts: list[tuple[str, str, bool]] = []  # (value, brace-pattern text, dynamic)
-    _collect(node, src, parts)
+    _collect(node, src, parts, vars_, quoted=False)
     value = "".join(p[0] for p in parts)
     dynamic = any(p[2] for p in parts)
     pattern = "".join(p[1] for p in parts)
@@ -147,6 +175,7 @@ def word_value(node: Any, src: bytes, *, home: str | None = None) -> Word:
     first = node.children[0] if node.type == "concatenation" and node.children else node
     if first.type == "word" and parts and parts[0][1].startswith("~"):
         head, sep, rest = value.partition("/")
+        home = vars_.home
         if head == "~" and home is not None:
             value = home.rstrip("/") + "/" + rest if sep else home
         else:
@@ -154,7 +183,22 @@ def word_value(node: Any, src: bytes, *, home: str | None = None) -> Word:
     return Word(value, dynamic)
 
 
-def _collect(node: Any, src: bytes, parts: list[tuple[str, str, bool]]) -> None:
+def _variable(node: Any, src: bytes, variables: Variables, *, quoted: bool
+              ) -> tuple[str, str, bool]:
+    """``$NAME`` / ``${NAME}``: its value when known (and, unquoted, when it would neither
+    split into words nor glob), else the raw text, dynamic."""
+    text = node_text(node, src)
+    named = node.named_children
+    if len(named) == 1 and named[0].type == "variable_name" and (
+            node.type == "simple_expansion" or len(node.children) == 3):
+        value = variables.lookup(node_text(named[0], src))
+        if value is not None and (quoted or (value and _SPLITS.isdisjoint(value))):
+            return value, "\x00" * len(value), False
+    return text, "\x00", True
+
+
+def _collect(node: Any, src: bytes, parts: list[tuple[str, str, bool]], variables: Variables,
+             *, quoted: bool) -> None:
     t = node.type
     text = node_text(node, src)
     if t in ("word", "number", "variable_name"):
@@ -165,9 +209,7 @@ def _collect(node: Any, src: bytes, parts: list[tuple[str, str, bool]]) -> None:
     elif t == "ansi_c_string":
         parts.append((_ansi_c(text[2:-1]), "\x00", False))
     elif t in ("string", "translated_string"):
-        body = text[text.find('"') + 1 : -1] if text.endswith('"') else text
-        dyn = any(c.is_named and c.type != "string_content" for c in node.children)
-        parts.append((unescape_double(body), "\x00", dyn))
+        _collect_string(node, src, parts, variables)
     elif t == "concatenation":
         pos = node.start_byte
         for child in node.children:
@@ -175,15 +217,44 @@ def _collect(node: Any, src: bytes, parts: list[tuple[str, str, bool]]) -> None:
                 gap = src[pos : child.start_byte].decode("utf-8", "replace")
                 parts.append(_unquoted(gap))
             if child.is_named:
-                _collect(child, src, parts)
+                _collect(child, src, parts, variables, quoted=quoted)
             else:
                 parts.append(_unquoted(node_text(child, src)))
             pos = child.end_byte
+    elif t in ("simple_expansion", "expansion"):
+        parts.append(_variable(node, src, variables, quoted=quoted))
     elif t in _DYNAMIC_NODES:
         parts.append((text, "\x00", True))
     else:
         # Anything unfamiliar (extglob, regex, ERROR...) is treated as unknowable.
         parts.append((text, "\x00", True))
+
+
+def _collect_string(node: Any, src: bytes, parts: list[tuple[str, str, bool]],
+                    variables: Variables) -> None:
+    """A double-quoted string: its text (escapes as bash reads them) and its expansions."""
+    text = node_text(node, src)
+    start = text.find('"')
+    if start < 0 or not text.endswith('"') or len(text) < start + 2:
+        parts.append((unescape_double(text), "\x00", True))
+        return
+    pos = node.start_byte + start + 1
+    end = node.end_byte - 1
+    for child in node.children:
+        if child.start_byte < pos or child.end_byte > end:
+            continue  # the quotes (and a translated string's `$`)
+        if child.start_byte > pos:
+            gap = src[pos:child.start_byte].decode("utf-8", "replace")
+            parts.append((unescape_double(gap), "\x00", False))
+        if child.type == "string_content":
+            parts.append((unescape_double(node_text(child, src)), "\x00", False))
+        elif child.type in ("simple_expansion", "expansion"):
+            parts.append(_variable(child, src, variables, quoted=True))
+        else:
+            parts.append((node_text(child, src), "\x00", True))
+        pos = child.end_byte
+    if end > pos:
+        parts.append((unescape_double(src[pos:end].decode("utf-8", "replace")), "\x00", False))
 
 
 def parse_redirect_op(node: Any, src: bytes) -> tuple[str, int | None, Any | None]:

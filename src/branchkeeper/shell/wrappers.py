@@ -8,10 +8,13 @@ and the scope handed to it.
 
 from __future__ import annotations
 
+import itertools
 import posixpath
 import re
 
+from branchkeeper.shell import interp
 from branchkeeper.shell.model import FindScope
+from branchkeeper.shell.quoting import shell_quote
 from branchkeeper.shell.scope import Inv, Scope, resolve
 from branchkeeper.shell.words import Word
 
@@ -114,8 +117,9 @@ def strip_wrappers(inv: Inv, scope: Scope) -> str | None:
                     target = words[i + 1]
                     inv.cwd = None if target.dynamic else resolve(inv.cwd, target.value)
                     i += 2
-                elif w.startswith("--chdir="):
-                    inv.cwd = None if words[i].dynamic else resolve(inv.cwd, w[8:])
+                elif w.startswith("--chdir=") or (w.startswith("-C") and len(w) > 2):
+                    where = w[8:] if w.startswith("--chdir=") else w[2:]  # `-CDIR`, attached
+                    inv.cwd = None if words[i].dynamic else resolve(inv.cwd, where)
                     i += 1
                 elif w in ("-u", "--unset"):
                     i += 2
@@ -140,13 +144,28 @@ def strip_wrappers(inv: Inv, scope: Scope) -> str | None:
             inv.forced_dynamic = True  # arguments arrive on stdin
             if i >= len(words):
                 words = [*words, Word("echo", False)]
-        if name == "sudo" and any(w.value in ("-i", "--login") for w in words[1:i]):
-            inv.cwd = None
+        if name == "sudo":
+            _sudo_dir(inv, words[1:i])
         if i >= len(words):
             return None  # a bare wrapper (`env`, `nohup`) runs nothing further
         inv.wrappers.extend(w.value for w in words[:i])
         inv.words = words[i:]
     return None
+
+
+def _sudo_dir(inv: Inv, options: list[Word]) -> None:
+    """Where sudo runs its command: ``-D DIR``/``--chdir DIR``/``--chdir=DIR``/``-DDIR``
+    (sudo 1.9.3) from the current directory, the target user's home for ``-i`` (unknown)."""
+    for k, w in enumerate(options):
+        v = w.value
+        if v in ("-i", "--login"):
+            inv.cwd = None
+        elif v in ("-D", "--chdir") and k + 1 < len(options):
+            nxt = options[k + 1]
+            inv.cwd = None if nxt.dynamic else resolve(inv.cwd, nxt.value)
+        elif v.startswith("--chdir=") or (v.startswith("-D") and len(v) > 2):
+            where = v[8:] if v.startswith("--chdir=") else v[2:]
+            inv.cwd = None if w.dynamic else resolve(inv.cwd, where)
 
 
 def change_dir(inv: Inv, scope: Scope, name: str) -> None:
@@ -242,12 +261,74 @@ def shell_scripts(inv: Inv, special: Special) -> None:
 
 #: find options before its starting points (``-D`` takes a value).
 _FIND_LEADING = frozenset({"-H", "-L", "-P"})
+#: find primaries that take the next word as their argument (so ``-gid -delete`` is no delete).
+_FIND_ARG = frozenset({
+    "-name", "-iname", "-path", "-ipath", "-wholename", "-iwholename", "-regex", "-iregex",
+    "-lname", "-ilname", "-type", "-xtype", "-user", "-group", "-uid", "-gid", "-perm",
+    "-size", "-mtime", "-mmin", "-atime", "-amin", "-ctime", "-cmin", "-newer", "-anewer",
+    "-cnewer", "-samefile", "-inum", "-links", "-maxdepth", "-mindepth", "-fstype", "-used",
+    "-printf", "-fprint", "-fprint0", "-fls", "-context", "-regextype", "-files0-from"})
+_FIND_EXEC = frozenset({"-exec", "-execdir", "-ok", "-okdir"})
 
 
-def find_scope(inv: Inv) -> FindScope | None:
-    """The starting points and ``-name``/``-iname`` patterns of the ``find`` in ``inv`` (see
-    :class:`FindScope`); None when a starting point comes from an expansion."""
-    words = inv.words
+class _FindExpr:
+    """One pass over a find expression: the ``-name``/``-iname`` patterns of each ``-o``/``,``
+    alternative, the ``-type`` letters, whether ``-delete`` is one of its actions (not an
+    argument of another primary), and each ``-exec`` family command (flag, words)."""
+
+    __slots__ = ("alternatives", "delete", "empty", "execs", "exotic", "types")
+
+    def __init__(self, expr: list[Word]) -> None:
+        self.alternatives: list[list[tuple[str, bool]]] = [[]]
+        self.types: set[str] = set()
+        self.delete = False
+        self.empty = False  # -empty: only empty files and directories are selected
+        self.exotic = False  # a pattern find matches differently from Python's fnmatch
+        self.execs: list[tuple[str, list[Word]]] = []
+        k = 0
+        while k < len(expr):
+            value = expr[k].value
+            if value in _FIND_EXEC:
+                j = k + 1
+                while j < len(expr) and expr[j].value not in (";", "+"):
+                    j += 1
+                self.execs.append((value, expr[k + 1:j]))
+                k = j
+            elif value in ("-o", "-or", ","):
+                self.alternatives.append([])
+            elif value in ("!", "-not"):
+                k += 2 if k + 1 < len(expr) and expr[k + 1].value in _FIND_ARG else 1
+                continue
+            elif value == "-delete":
+                self.delete = True
+            elif value == "-empty":
+                self.empty = True
+            elif value in _FIND_ARG and k + 1 < len(expr):
+                arg = expr[k + 1]
+                if value in ("-name", "-iname"):
+                    if arg.dynamic or "[" in arg.value or "\\" in arg.value:
+                        self.exotic = True
+                    self.alternatives[-1].append((arg.value, value == "-iname"))
+                elif value == "-type":
+                    self.types.update(arg.value.split(",") if not arg.dynamic else "?")
+                k += 1
+            k += 1
+
+    def names(self) -> tuple[tuple[str, bool], ...] | None:
+        """The patterns one of which every selected path's base name matches, or None."""
+        if self.exotic or not all(self.alternatives):
+            return None
+        return tuple(p for alt in self.alternatives for p in alt)
+
+
+def _find_starts(inv: Inv) -> tuple[list[str] | None, int]:
+    """find's starting points (absolute when the cwd is known; None when one comes from an
+    expansion) and the index where its expression begins."""
+    return find_starts(inv.words, inv.cwd)
+
+
+def find_starts(words: list[Word], cwd: str | None) -> tuple[list[str] | None, int]:
+    """:func:`_find_starts` of a find's words (``words[0]`` is ``find``) run in ``cwd``."""
     i = 1
     while i < len(words) and (words[i].value in _FIND_LEADING or
                               words[i].value.startswith("-O") or words[i].value == "-D"):
@@ -255,72 +336,45 @@ def find_scope(inv: Inv) -> FindScope | None:
     starts: list[str] = []
     while i < len(words) and not words[i].value.startswith(("-", "(", "!", ")", ",")):
         if words[i].dynamic:
-            return None
+            return None, i
         start = words[i].value
-        starts.append(posixpath.normpath(posixpath.join(inv.cwd, start)) if inv.cwd else start)
+        starts.append(posixpath.normpath(posixpath.join(cwd, start)) if cwd else start)
         i += 1
-    return FindScope(tuple(starts) or tuple([posixpath.normpath(inv.cwd)] if inv.cwd else ["."]),
-                     _find_names(words[i:]))
+    return (starts or ([posixpath.normpath(cwd)] if cwd else ["."])), i
 
 
-def _find_names(expr: list[Word]) -> tuple[tuple[str, bool], ...] | None:
-    """The positive ``-name``/``-iname`` patterns of a find expression when every ``-o``/``,``
-    alternative has one (a path find selects then matches at least one of them), else None.
-    A pattern with ``[`` or ``\\`` is None too: find's bracket classes and escapes are not
-    Python's fnmatch. Negated tests (``!``/``-not``) and other tests only narrow: ignored."""
-    alternatives: list[list[tuple[str, bool]]] = [[]]
-    k = 0
-    while k < len(expr):
-        value = expr[k].value
-        if value in ("-exec", "-execdir", "-ok", "-okdir"):
-            while k < len(expr) and expr[k].value not in (";", "+"):
-                k += 1
-        elif value in ("-o", "-or", ","):
-            alternatives.append([])
-        elif value in ("!", "-not"):
-            k += 2 if k + 1 < len(expr) and expr[k + 1].value in ("-name", "-iname") else 0
-        elif value in ("-name", "-iname") and k + 1 < len(expr):
-            pattern = expr[k + 1]
-            if pattern.dynamic or "[" in pattern.value or "\\" in pattern.value:
-                return None
-            alternatives[-1].append((pattern.value, value == "-iname"))
-            k += 1
-        k += 1
-    if not all(alternatives):
+def find_scope(words: list[Word], cwd: str | None) -> FindScope | None:
+    """The starting points, ``-name``/``-iname`` patterns and ``-type f`` of a ``find`` (its
+    words, ``words[0]`` the name) run in ``cwd`` (see :class:`FindScope`); None when a
+    starting point comes from an expansion."""
+    starts, i = find_starts(words, cwd)
+    if starts is None:
         return None
-    return tuple(p for alt in alternatives for p in alt)
+    expr = _FindExpr(words[i:])
+    return FindScope(tuple(starts), expr.names(), expr.types == {"f"})
 
 
 def find_exec(inv: Inv, special: Special) -> None:
-    """`find ... -exec CMD {} ;` (and -execdir/-ok/-okdir): the commands find runs. Their `{}`
-    words are dynamic (find supplies them) and the command carries :func:`find_scope`."""
-    words = inv.words
-    scope = find_scope(inv)
-    values = {w.value for w in words}
-    if "-delete" in values and "-empty" not in values and (scope is None or scope.names is None):
-        # an unfiltered -delete empties every directory it reaches, like `rm -r` (with -empty
-        # it removes only empty ones, and a worktree is never empty)
-        found = Inv([Word("rm", False), Word("-r", False), Word("{}", True)], inv.cwd,
-                       dict(inv.env), set(inv.env_dynamic), scope is None, [],
-                       inv.in_pipeline, inv.source)
+    """`find ... -exec CMD {} ;` (and -execdir/-ok/-okdir) and `find ... -delete`: the
+    commands find runs (for -delete, an ``rm -d`` of each path it selects). Their `{}` words
+    are dynamic (find supplies them) and each command carries :func:`find_scope`."""
+    starts, i = _find_starts(inv)
+    expr = _FindExpr(inv.words[i:])
+    scope = None if starts is None else FindScope(tuple(starts), expr.names(),
+                                                  expr.types == {"f"})
+    inner_cmds: list[tuple[str, list[Word]]] = list(expr.execs)
+    if expr.delete and not expr.empty and not (expr.types and expr.types <= {"d"}):
+        # -delete removes each selected file, and a directory only when it is empty
+        inner_cmds.append(("-exec", [Word("rm", False), Word("-d", False), Word("{}", True)]))
+    for flag, words in inner_cmds:
+        if not words:
+            continue
+        cwd = inv.cwd if flag in ("-exec", "-ok") else None
+        inner = [Word(w.value, w.dynamic or "{}" in w.value) for w in words]
+        found = Inv(inner, cwd, dict(inv.env), set(inv.env_dynamic), scope is None, [],
+                    inv.in_pipeline, inv.source)
         found.found_by = scope
         special.inner.append(found)
-    i = 1
-    while i < len(words):
-        flag = words[i].value
-        if flag in ("-exec", "-execdir", "-ok", "-okdir"):
-            j = i + 1
-            while j < len(words) and words[j].value not in (";", "+"):
-                j += 1
-            if j > i + 1:
-                cwd = inv.cwd if flag in ("-exec", "-ok") else None
-                inner = [Word(w.value, w.dynamic or "{}" in w.value) for w in words[i + 1 : j]]
-                found = Inv(inner, cwd, dict(inv.env), set(inv.env_dynamic),
-                               scope is None, [], inv.in_pipeline, inv.source)
-                found.found_by = scope
-                special.inner.append(found)
-            i = j
-        i += 1
 
 
 def classify_special(inv: Inv, scope: Scope) -> Special:
@@ -356,4 +410,147 @@ def classify_special(inv: Inv, scope: Scope) -> Special:
             special.scripts.append((inv.words[1].value, False, True))
     elif name == "find":
         find_exec(inv, special)
+    elif name == "parallel":
+        parallel_scripts(inv, special)
+    elif (lang := interp.language(name)) is not None:
+        interpreter_scripts(inv, special, lang)
     return special
+
+
+def interpreter_scripts(inv: Inv, special: Special, lang: str) -> None:
+    """``python -c``, ``node -e``, ``perl -e``, ``ruby -e``, ``php -r``, an awk program, or
+    such code fed on stdin (a heredoc, a herestring): the shell commands it runs
+    (:func:`branchkeeper.shell.interp.commands_in`). Code from a pipe or an expansion, or a
+    command the code builds at run time, cannot be read (the reason says so); a script file
+    is a program like any other."""
+    words = inv.words
+    found = interp.code_of(lang, [w.value for w in words])
+    if found is None:
+        return
+    index, code = found
+    dynamic = False
+    if found == interp.STDIN:
+        feeds = [r for r in inv.redirects if r.op in _STDIN_OPS]
+        if feeds:
+            code, dynamic = feeds[-1].body or "", feeds[-1].dynamic
+        elif inv.reads_pipe:
+            special.reason = f"{_name(words[0])} reads its code from a pipe"
+            return
+        else:
+            return
+    elif words[index].dynamic:
+        special.reason = f"{_name(words[0])} runs code the guard cannot read"
+        return
+    reading = interp.commands_in(lang, code)
+    if reading.unread or dynamic:
+        special.reason = reading.unread or f"{_name(words[0])} runs code the guard cannot read"
+    special.scripts.extend((c, inv.forced_dynamic, False) for c in reading.commands)
+
+
+# GNU parallel options that take the next word as their value (long ones also as `--opt=V`).
+_PARALLEL_VALUE = frozenset({
+    "-j", "-P", "--jobs", "--max-procs", "-I", "--replace", "-a", "--arg-file", "-d",
+    "--delimiter", "-E", "-n", "--max-args", "-N", "--max-replace-args", "-L", "--max-lines",
+    "-s", "--max-chars", "-C", "--colsep", "--header", "--timeout", "--delay", "--retries",
+    "--halt", "--halt-on-error", "--memfree", "--load", "--nice", "--env", "--joblog",
+    "--results", "--res", "--tmpdir", "--tempdir", "--tagstring", "--tag-string", "--termseq",
+    "--limit", "--arg-sep", "--arg-file-sep", "--basefile", "--bf", "--return",
+    "--transferfile", "--tf", "--sshdelay", "--block", "--block-size", "--blocksize", "--rpl",
+    "-S", "--sshlogin", "--slf", "--sshloginfile", "--ssh", "--workdir", "--wd", "--filter",
+    "--resume-failed", "--tmux", "--sqlmaster", "--sqlandworker", "--sqlworker", "--shellquote",
+    "--compress-program", "--decompress-program", "--seqreplace", "--jobslot", "--ctag", "--ctagstring"})
+_PARALLEL_SEPARATORS = frozenset({":::", "::::", ":::+", "::::+"})
+_PARALLEL_MAX_JOBS = 32
+_PARALLEL_RPL = re.compile(r"\{(\d*)(\.|/|//|/\.|#|%)?\}")
+_INPUT = '"$__bk_unknown"'  # an argument the guard cannot know (stdin, a file)
+
+
+def parallel_scripts(inv: Inv, special: Special) -> None:
+    """GNU ``parallel CMD ::: ARGS`` (also ``::::`` files, stdin): the command lines it runs,
+    each read as a shell command (parallel hands them to a shell): the words of CMD joined by
+    spaces (each quoted with ``-q``), every replacement string (``{}``, ``{.}``, ``{/}``,
+    ``{1}``..., or ``-I``'s) replaced by the quoted argument, which is appended when CMD has
+    none. Arguments from stdin or a file are unknown; no CMD runs each argument as a command;
+    perl code (``{= =}``, ``--rpl``) cannot be read; ``--dry-run`` runs nothing."""
+    words = [w.value for w in inv.words]
+    i, replace, quote, workdir, pipe = 1, "{}", False, None, False
+    while i < len(words) and words[i].startswith("-") and words[i] not in _PARALLEL_SEPARATORS:
+        opt, eq, value = words[i].partition("=")
+        if opt in ("--dry-run", "--dryrun"):
+            return
+        if opt in _PARALLEL_VALUE or (len(opt) > 2 and opt[:2] in _PARALLEL_VALUE
+                                      and not opt.startswith("--")):
+            if not eq and opt in _PARALLEL_VALUE:
+                value = words[i + 1] if i + 1 < len(words) else ""
+                i += 1
+            elif not eq:
+                opt, value = opt[:2], opt[2:]
+            if opt in ("-I", "--replace"):
+                replace = value or "{}"
+            elif opt == "--rpl":
+                special.reason = "parallel defines a replacement string in perl code"
+                return
+            elif opt in ("--workdir", "--wd"):
+                workdir = value
+        elif opt in ("-q", "--quote"):
+            quote = True
+        elif opt in ("--pipe", "--pipepart"):
+            pipe = True
+        i += 1
+    seps = [k for k in range(i, len(words)) if words[k] in _PARALLEL_SEPARATORS]
+    template = words[i:seps[0] if seps else len(words)]
+    if any(w.dynamic for w in inv.words[i:]) or "{=" in " ".join(template):
+        special.reason = "parallel runs a command or perl code the guard cannot read"
+        return
+    groups: list[list[str]] = []
+    for n, k in enumerate(seps):
+        end = seps[n + 1] if n + 1 < len(seps) else len(words)
+        values = words[k + 1:end]
+        groups.append(values if words[k] in (":::", ":::+") else [_INPUT])
+    if not groups:
+        groups = [[] if pipe else [_INPUT]]
+    if not template and any(v == _INPUT for g in groups for v in g):
+        special.reason = "parallel runs commands it reads from its input"
+        return
+    prefix = f"cd -- {shell_quote(workdir)} && " if workdir not in (None, ".", "...") else ""
+    for args in itertools.islice(itertools.product(*groups), _PARALLEL_MAX_JOBS):
+        line = (" ".join(args) if not template else  # each argument is a command line
+                _parallel_line(template, list(args), replace=replace, quote=quote, pipe=pipe))
+        special.scripts.append((prefix + line, inv.forced_dynamic, False))
+
+
+def _arg_text(arg: str, kind: str | None) -> str:
+    """A parallel argument as a replacement string kind shows it (``{.}``, ``{/}``...)."""
+    if arg == _INPUT:
+        return arg
+    value = {None: arg, ".": posixpath.splitext(arg)[0], "/": posixpath.basename(arg),
+             "//": posixpath.dirname(arg),
+             "/.": posixpath.splitext(posixpath.basename(arg))[0]}.get(kind, "1")
+    return shell_quote(value)
+
+
+def _parallel_line(template: list[str], args: list[str], *, replace: str, quote: bool,
+                   pipe: bool) -> str:
+    words = [shell_quote(w) for w in template] if quote else list(template)
+    used = False
+
+    def fill(word: str) -> str:
+        nonlocal used
+        if replace != "{}" and replace in word:
+            used = True
+            return word.replace(replace, _arg_text(args[0], None) if args else "")
+
+        def one(m: re.Match[str]) -> str:
+            nonlocal used
+            used = True
+            n = int(m.group(1)) - 1 if m.group(1) else 0
+            if not args or n >= len(args):
+                return m.group(0)
+            return _arg_text(args[n], m.group(2))
+
+        return _PARALLEL_RPL.sub(one, word) if replace == "{}" else word
+
+    line = " ".join(fill(w) for w in words)
+    if not used and not pipe:
+        line += "".join(" " + _arg_text(a, None) for a in args)
+    return line

@@ -31,8 +31,9 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
         help="show what the command guard would decide for a shell command",
         description=(
             "Decide COMMAND as if a coding agent in DIR were about to run it: creation routes "
-            "(WIP cap, dormancy block, duplicate stem), lossless force removal, remote deletes "
-            "and evacuate-then-destroy. Prints the decision; nothing is run."),
+            "(WIP cap, dormancy block, duplicate stem), lossless force removal, deletions of "
+            "files or repositories that hold work at risk, discards, force pushes, remote "
+            "deletes and evacuate-then-destroy. Prints the decision; nothing is run."),
         epilog=_epilog(), formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     p.add_argument("--cwd", metavar="DIR", default=None,

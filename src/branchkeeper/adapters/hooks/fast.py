@@ -1,5 +1,5 @@
 """The no-git fast path, decided from the raw stdin bytes (issue 16): a shell command that
-mentions neither ``git``, ``rm`` nor ``-delete`` and could not spell them is answered before
+mentions none of ``git``, ``rm``, ``-delete``, ``unlink``, ``shred`` and could not spell them is answered before
 ``json`` (and with it ``re``) is imported.
 
 Sound only where the bytes say the same as the decoded JSON would, so it applies only when
@@ -17,8 +17,9 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from branchkeeper.adapters.hooks.host import FastSpec
 
-#: Words whose presence sends a command to the guard (``-delete``: find's delete action).
-GUARD_WORDS = ("git", "rm", "-delete")
+#: Words whose presence sends a command to the guard (``-delete``: find's delete action;
+#: ``unlink`` and ``shred`` delete files as ``rm`` does).
+GUARD_WORDS = ("git", "rm", "-delete", "unlink", "shred")
 #: Characters through which bash can run a command whose name the text does not spell out:
 #: quoting and escapes (``g\\it``, ``g''it``, ``"r"m``, ``$'\\x67'it``), expansions (``$x``,
 #: ``$(...)``, backquotes, ``{g,}it``) and globs (``/usr/bin/g?t``).

@@ -63,7 +63,7 @@ _HIDDEN_SPELLING = frozenset(HIDDEN_SPELLING)
 def might_matter(command: str) -> bool:
     """The textual pre-check: False only when ``command`` mentions none of
     :data:`~branchkeeper.adapters.hooks.fast.GUARD_WORDS` (``git``, ``rm``, find's
-    ``-delete``) and holds no character through which bash could spell them
+    ``-delete``, ``unlink``, ``shred``) and holds no character through which bash could spell them
     (:data:`~branchkeeper.adapters.hooks.fast.HIDDEN_SPELLING`); anything else goes to the
     parser, which reads words as bash does after quote removal. The fast path applies the same
     rule to the raw stdin bytes."""
@@ -98,13 +98,15 @@ def needs_guard(command: str, *, cwd: str) -> bool:
     if not might_matter(command):
         return False
     from branchkeeper.shell.gitargv import config_from_env, evacuation
+    from branchkeeper.shell.model import rm_operands
     from branchkeeper.shell.parse import git_invocation, parse_command
 
-    parsed = parse_command(command, cwd=cwd, home=os.environ.get("HOME") or None)
+    parsed = parse_command(command, cwd=cwd, home=os.environ.get("HOME") or None,
+                           env=os.environ)
     if parsed.unparsed:
         return True
     for inv in parsed.invocations:
-        if inv.name == "rm" or inv.dynamic_args[:1] == (True,):
+        if rm_operands(inv) or inv.dynamic_args[:1] == (True,):
             return True
         g = git_invocation(inv)
         if g is None:
