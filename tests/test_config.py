@@ -45,7 +45,7 @@ DEFAULT_VALUES: dict[str, object] = {
     "branches.stop_guard.unpushed_subagent": "block",
     "branches.stop_guard.include_default": False,
     "branches.stop_guard.max_blocks": 3,
-    "branches.stop_guard.yield_file": ".branchkeeper/yield",
+    "branches.stop_guard.yield_file": "yield",
     "branches.stop_guard.yield_env": "BRANCHKEEPER_YIELD",
     "branches.stop_guard.noisy_interval_minutes": 60,
     "branches.force_removal.mode": "block",

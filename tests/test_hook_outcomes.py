@@ -116,9 +116,16 @@ def test_stop_merged_not_deleted_yield_and_off(remote_and_clone: tuple[GitRepo, 
     # the yield marker (environment variable, then file) lets the session stop
     yielded = run_hook("Stop", _p(work, stop_hook_active=True), env={"BRANCHKEEPER_YIELD": "1"})
     assert (yielded.returncode, yielded.stdout, yielded.stderr) == (0, b"", b"")
+    # issue 19: the yield file lives under the common dir, where only a person writes; one in
+    # the work tree (which an agent could create) is not read
     (work.path / ".branchkeeper").mkdir()
     (work.path / ".branchkeeper" / "yield").write_text("")
+    assert run_hook("Stop", _p(work, stop_hook_active=True)).stdout == stop.stdout
+    state = work.path / ".git" / "branchkeeper"
+    state.mkdir(exist_ok=True)
+    (state / "yield").write_text("")
     assert run_hook("Stop", _p(work, stop_hook_active=True)).stdout == b""
+    (state / "yield").unlink()
     (work.path / ".branchkeeper" / "yield").unlink()
     (work.path / ".branchkeeper").rmdir()
     _config(work, "branches:\n  stop_guard:\n    mode: off\n")

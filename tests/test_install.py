@@ -56,7 +56,8 @@ def test_install_fresh_then_idempotent_then_uninstall(repo: GitRepo) -> None:
     removed = bk("uninstall", cwd=repo.path)
     assert removed.returncode == 0
     assert removed.stdout.splitlines()[0] == (
-        "- PreToolUse [Bash|Agent|Task]: branchkeeper-hook claude PreToolUse (timeout 10 s)")
+        "- PreToolUse [Bash|Agent|Task|Write|Edit|MultiEdit|NotebookEdit]: branchkeeper-hook claude "
+        "PreToolUse (timeout 10 s)")
     assert removed.stdout.splitlines()[-1] == (
         f"removed {settings} (it held only branchkeeper's hooks)")
     assert not settings.exists()  # install created it; nothing of anyone else's was in it
@@ -100,7 +101,7 @@ def test_user_scope_and_changed_command_replaces_ours(repo: GitRepo) -> None:
     home = Path.home()
     assert bk("install", "--scope", "user", cwd=repo.path).returncode == 0
     result = bk("install", "--scope", "user", "--command", "absolute", cwd=repo.path)
-    assert result.stdout.startswith("~ PreToolUse [Bash|Agent|Task]: ")
+    assert result.stdout.startswith("~ PreToolUse [Bash|Agent|Task|Write|Edit|MultiEdit|NotebookEdit]: ")
     data = json.loads((home / ".claude" / "settings.json").read_text())
     assert len(data["hooks"]["PreToolUse"]) == 1
     command = data["hooks"]["PreToolUse"][0]["hooks"][0]["command"]

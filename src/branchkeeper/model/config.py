@@ -159,8 +159,9 @@ class StopGuardConfig(_Block):
     max_blocks: int = Field(
         default=3, ge=1, description="blocked stops in a row before the guard lets the session end")
     yield_file: RelPath = Field(
-        default=".branchkeeper/yield",
-        description="relative to the repository top level; if it exists the guard yields")
+        default="yield",
+        description="relative to <common dir>/branchkeeper/ (out of the work tree, where an "
+                    "agent could create it); if it exists the guard yields")
     yield_env: Annotated[str, AfterValidator(_env_name)] = Field(
         default="BRANCHKEEPER_YIELD",
         description="if this variable is set and non-empty the guard yields")

@@ -45,6 +45,7 @@ from branchkeeper.policy.plan import (
 from branchkeeper.policy.push import force_push_decisions
 from branchkeeper.policy.removal import destruction_decisions, reset_decisions
 from branchkeeper.policy.rm import expand_rm_globs, rm_decisions, rm_worktrees
+from branchkeeper.policy.tamper import tamper_in
 from branchkeeper.policy.targets import Deleted, deletions
 from branchkeeper.policy.unread import consent_decision, unparsed_decision, unread_decision
 from branchkeeper.shell.gitargv import config_from_env, writes_git_config
@@ -80,8 +81,9 @@ def _decide_text(command: str, cwd: str, evacuations: Sequence[EvacuationRecord]
             return unread_decision(why)
         plan = plan_command(parsed)
         gits = git_invocations(parsed)
-        early = [unparsed_decision(f"`{describe(g)}` runs a git alias", why)
-                 for g in gits if (why := inline_alias_problem(g)) is not None]
+        tampering = tamper_in(parsed, cwd, home=os.environ.get("HOME") or None, env=os.environ)
+        early = [*tampering, *(unparsed_decision(f"`{describe(g)}` runs a git alias", why)
+                               for g in gits if (why := inline_alias_problem(g)) is not None)]
         early += _aliases(gits, evacuations, depth,  # a git process only for unknown words
                           defined_here=writes_git_config(parsed))
         plan = expand_rm_globs(plan)  # the filesystem only
@@ -175,11 +177,12 @@ def rule_ids() -> tuple[str, ...]:
         removal,
         rm,
         stop,
+        tamper,
         unread,
     )
 
     found = {value for module in (creation, deletion, discard, evacuation, push, removal, rm,
-                                  stop, unread)
+                                  stop, tamper, unread)
              for name, value in vars(module).items()
              if name.startswith("R_") and isinstance(value, str) and value.startswith("R-")}
     return tuple(sorted(found))

@@ -15,16 +15,24 @@ from branchkeeper.policy.principle import BRANCH_LIMIT_PRINCIPLE
 
 
 class Verdict(StrEnum):
-    """Allow, warn (allow with a message) or deny; ordered by severity."""
+    """Allow, warn (allow with a message), ask (a person decides: issue 19) or deny; ordered
+    by severity. A host with a working ask puts the question to the person at the keyboard;
+    a host without one denies, saying to ask a human (its adapter decides)."""
 
     ALLOW = "allow"
     WARN = "warn"
+    ASK = "ask"
     DENY = "deny"
 
     @property
     def severity(self) -> int:
-        """0 allow, 1 warn, 2 deny (also the exit code of ``branchkeeper check``)."""
-        return {"allow": 0, "warn": 1, "deny": 2}[self.value]
+        """0 allow, 1 warn, 2 ask, 3 deny: a deny wins over an ask when rules disagree."""
+        return {"allow": 0, "warn": 1, "ask": 2, "deny": 3}[self.value]
+
+    @property
+    def exit_code(self) -> int:
+        """The exit code of ``branchkeeper check``: 0 allow, 1 warn, 2 deny, 3 ask."""
+        return {"allow": 0, "warn": 1, "ask": 3, "deny": 2}[self.value]
 
 
 class Decision(NamedTuple):

@@ -51,13 +51,15 @@ class Deleted(NamedTuple):
     """One deleting invocation and what it reaches: ``hits``; ``unknown``, targets the guard
     cannot know (their reach is the repository around the invocation, :func:`near`); and
     ``scopes``, the (selection, recursive) of each ``find`` that supplies its targets; ``paths``
-    the known targets it removes recursively (absolute, globs expanded)."""
+    the known targets it removes recursively (absolute, globs expanded); ``files`` every known
+    target."""
 
     inv: Invocation
     hits: tuple[Hit, ...]
     unknown: tuple[str, ...]
     scopes: tuple[tuple[FindScope, bool], ...] = ()
     paths: tuple[str, ...] = ()
+    files: tuple[str, ...] = ()
 
 
 def deletions(parsed: ParsedCommand, cwd: str) -> list[Deleted]:
@@ -75,6 +77,7 @@ def deletions(parsed: ParsedCommand, cwd: str) -> list[Deleted]:
         unknown: list[str] = []
         scopes: list[tuple[FindScope, bool]] = []
         paths: list[str] = []
+        files: list[str] = []
         for t in _expand(targets, inv, feeders.get(id(inv))):
             if isinstance(t, tuple) and len(t) == 2:  # (scope, recursive) of a find
                 hits += _find_hits(t[0], recursive=t[1])
@@ -84,8 +87,10 @@ def deletions(parsed: ParsedCommand, cwd: str) -> list[Deleted]:
             else:
                 hits += reach(t.path, recursive=t.recursive, cwd=inv.cwd or cwd)
                 paths += [t.path] if t.recursive else []
-        if hits or unknown or scopes or paths:
-            out.append(Deleted(inv, tuple(hits), tuple(unknown), tuple(scopes), tuple(paths)))
+                files.append(t.path)
+        if hits or unknown or scopes or files:
+            out.append(Deleted(inv, tuple(hits), tuple(unknown), tuple(scopes), tuple(paths),
+                               tuple(files)))
     return out
 
 

@@ -26,7 +26,7 @@ HOST = "claude"
 #: (event, matcher or None, timeout in seconds), in the order entries are written.
 #: SessionEnd shares a 1.5 s budget that a longer per-hook timeout raises: ours stays short.
 HOOK_SPECS: tuple[Spec, ...] = (
-    ("PreToolUse", "Bash|Agent|Task", 10),
+    ("PreToolUse", "Bash|Agent|Task|Write|Edit|MultiEdit|NotebookEdit", 10),
     ("PostToolUse", "Bash|Write|Edit|MultiEdit|NotebookEdit", 30),
     ("PostToolUseFailure", "Bash|Write|Edit|MultiEdit|NotebookEdit", 30),
     ("UserPromptSubmit", None, 5),

@@ -22,7 +22,8 @@ def _epilog() -> str:
 
     rules = textwrap.fill("rules: " + ", ".join(rule_ids()) + " (docs/guard.md).", width=79,
                           break_on_hyphens=False)
-    return "exit status: 0 allow, 1 warn (allowed, with a message), 2 deny, 4 error.\n" + rules
+    return ("exit status: 0 allow, 1 warn (allowed, with a message), 2 deny, 3 ask (a person\n"
+            "must agree), 4 error.\n" + rules)
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -49,7 +50,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
 
 
 def run(args: argparse.Namespace) -> int:
-    """Decide and print; return 0 allow, 1 warn, 2 deny."""
+    """Decide and print; return 0 allow, 1 warn, 2 deny, 3 ask (a person decides)."""
     from branchkeeper.policy.command import decide_command
     from branchkeeper.policy.creation import decide_creation
 
@@ -69,7 +70,7 @@ def run(args: argparse.Namespace) -> int:
             raise BranchkeeperError('nothing to check: branchkeeper check -- "<command>"')
         decision = decide_command(" ".join(words), cwd=cwd)
     # Known before printing: a reader that closes the pipe early still gets the verdict.
-    args.exit_code_hint = decision.verdict.severity
+    args.exit_code_hint = decision.verdict.exit_code
     if args.json:
         json.dump(decision.to_json(), sys.stdout)
         sys.stdout.write("\n")
@@ -77,4 +78,4 @@ def run(args: argparse.Namespace) -> int:
         print(f"{decision.verdict.value}{': ' + decision.rule_id if decision.rule_id else ''}")
         if decision.text:
             print(decision.text)
-    return decision.verdict.severity
+    return decision.verdict.exit_code

@@ -133,8 +133,8 @@ def _repo(cwd: Path) -> tuple[RepoFacts, Config]:
 
 def _from_decision(d: Decision) -> HookVerdict | None:
     kind = str(getattr(d.verdict, "value", d.verdict)).lower()
-    if kind == "deny":
-        return HookVerdict("deny", d.text)
+    if kind in ("deny", "ask"):  # Claude Code has a working ask: the person decides
+        return HookVerdict(kind, d.text)
     if kind == "warn":
         return HookVerdict("warn", d.text)
     return HookVerdict("allow", "", d.text) if d.text else None
@@ -171,6 +171,32 @@ def bash_verdict(event: HookEvent) -> HookVerdict | None:
             continue
     return _from_decision(decide_command(command, cwd=event.cwd_text,
                                          evacuations=tuple(records)))
+
+
+#: Text every path ``R-BRANCHKEEPER-TAMPER`` protects contains one of (the fast path).
+_PROTECTED_HINTS = ("branchkeeper", ".claude", ".codex", ".cursor", ".gemini", ".github",
+                    ".copilot", "hooks", ".git/", "/.git", "plugin.json")
+
+
+def write_verdict(event: HookEvent) -> HookVerdict | None:
+    """Before a file-write tool (any host's: the neutral event lists the paths it writes, with
+    a whole-file write's new content): :func:`branchkeeper.policy.tamper.decide_write` for each
+    path (issue 19). A tool that writes no path naming anything protected is answered without
+    importing the guard."""
+    writes = [w for w in event.writes if any(h in w.path for h in _PROTECTED_HINTS)]
+    if not writes:
+        return None
+    from branchkeeper.adapters.hooks.event import WRITE
+    from branchkeeper.policy.tamper import decide_write
+
+    for w in writes:
+        d = decide_write(w.path, cwd=event.cwd_text,
+                         content=w.content if w.action == WRITE else None,
+                         tool=event.tool_name or "a file write",
+                         home=os.environ.get("HOME") or None, env=os.environ)
+        if d.verdict.value != "allow":
+            return _from_decision(d)
+    return None
 
 
 def creation_verdict(name: str | None, *, cwd: Path) -> HookVerdict | None:
@@ -283,11 +309,13 @@ def session_start_context(event: HookEvent) -> str | None:
 
 # -- Stop and SubagentStop ------------------------------------------------------------------------
 def _yielding(facts: RepoFacts, config: Config) -> bool:
+    """The Stop guard's escape hatches, both a person's: the host process's environment
+    variable (out of the agent's reach), or the yield file under the common dir (writing there
+    is ``R-BRANCHKEEPER-TAMPER``: only a person creates it; issue 19)."""
     sg = config.branches.stop_guard
     if os.environ.get(sg.yield_env):
         return True
-    tops = {facts.main_root, *( [facts.toplevel] if facts.toplevel else [])}
-    return any((top / sg.yield_file).exists() for top in tops)
+    return (facts.common_dir / "branchkeeper" / sg.yield_file).exists()
 
 
 def _noisy_lines(facts: RepoFacts, config: Config) -> list[str]:

@@ -65,13 +65,16 @@ def _pre_answer(obj: Any) -> A.Answer:
 
 # -- before a tool --------------------------------------------------------------------------------
 def pre_tool(event: HookEvent) -> A.Answer:
-    """A shell command: the command guard's verdict. An agent spawn into a new worktree: the
+    """A shell command: the command guard's verdict. A file write: the tamper rule's verdict for
+    the paths it writes (issue 19). An agent spawn into a new worktree: the
     creation verdict (the branch named when the host names one). Never an allow that would
     skip the person's permission prompt (hosts render CONTEXT without one)."""
     from branchkeeper.adapters.hooks import glue
 
     if event.tool == E.SHELL:
         return _pre_answer(glue.bash_verdict(event))
+    if event.tool == E.FILE_WRITE:
+        return _pre_answer(glue.write_verdict(event))
     if event.tool == E.AGENT_SPAWN and (event.isolation or event.branch):
         answer = _pre_answer(glue.creation_verdict(event.branch or None, cwd=event.cwd))
         if event.isolation and answer.kind not in (A.DENY, A.ASK):

@@ -1,0 +1,437 @@
+"""The guard cannot be switched off by the agent it guards (``R-BRANCHKEEPER-TAMPER``; issue 19).
+
+Every change an agent asks for that could weaken branchkeeper in a repository goes to a person:
+the policy (``.branchkeeper.yaml`` of every worktree, the user-level config directory), the
+hooks of every host branchkeeper installs (Claude Code's ``.claude/settings*.json`` and plugin
+files, Codex's, Cursor's, Gemini's and Copilot's hook files, git's ``reference-transaction``
+hook), ``branchkeeper install``/``uninstall``, the escape hatches (the Stop guard's yield file,
+under the common dir), and the records and safety copies (``branch.*.branchkeeper*`` git config
+keys, refs under ``refs/branchkeeper/``, everything under ``<common dir>/branchkeeper/``: the
+journal, bundles, archives, the cache of the config; and the object store's unreachable objects,
+which ``gc --prune=now`` and ``reflog expire ...=now`` throw away).
+
+The decision is :attr:`~branchkeeper.policy.decision.Verdict.ASK`: a host with a working ask puts
+the question to the person at the keyboard; a host without one denies it, saying to ask a human
+(each host's adapter maps it). Reading is free, and so is a write tool's change that only adds
+protection: a Write (or an Edit, applied to the file as it is) of ``.branchkeeper.yaml`` whose
+effective config keeps every setting at least as strict, or of a host's settings that keeps
+every branchkeeper hook entry. A person's own change outside the agent is never judged.
+Filesystem and the parsed command only: no git process.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import posixpath
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any, NamedTuple
+
+from branchkeeper.analysis.guard_facts import linked_worktree_paths
+from branchkeeper.git.locate import locate
+from branchkeeper.policy.decision import ALLOW, Decision, Verdict
+from branchkeeper.policy.plan import describe, under
+from branchkeeper.policy.targets import deletions
+from branchkeeper.shell import interp
+from branchkeeper.shell.model import Invocation, ParsedCommand, join_path, rm_operands
+from branchkeeper.shell.parse import git_invocation
+from branchkeeper.shell.quoting import shell_quote
+
+R_TAMPER = "R-BRANCHKEEPER-TAMPER"
+CONFIG_NAME = ".branchkeeper.yaml"
+
+
+class Protected(NamedTuple):
+    """A path whose change could weaken branchkeeper: ``path`` (absolute; a directory covers
+    everything under it), ``what`` it is (for the message) and ``kind``: ``config``,
+    ``settings`` (a host's JSON hook settings), ``state``."""
+
+    path: str
+    what: str
+    kind: str
+
+
+#: Host hook files under a worktree (relative) or the home directory, with what they are.
+_HOST_FILES = (
+    (".claude/settings.json", "Claude Code's settings (branchkeeper's hooks)", "settings"),
+    (".claude/settings.local.json", "Claude Code's local settings (branchkeeper's hooks)", "settings"),
+    (".claude-plugin/plugin.json", "the Claude Code plugin manifest", "state"),
+    ("hooks/hooks.json", "the plugin's hook file", "settings"),
+    (".codex/hooks.json", "Codex's hook file", "settings"),
+    (".codex/config.toml", "Codex's config (it can turn hooks off)", "state"),
+    (".codex-plugin/plugin.json", "the Codex plugin manifest", "state"),
+    (".cursor/hooks.json", "Cursor's hook file", "settings"),
+    (".gemini/settings.json", "Gemini CLI's settings (its hooks)", "settings"),
+    (".github/hooks", "Copilot's hook files", "state"),
+    (".github/copilot/settings.json", "Copilot's settings (its hooks)", "settings"),
+    (".github/copilot/settings.local.json", "Copilot's local settings (its hooks)", "settings"),
+    (".copilot/hooks", "Copilot's user hook files", "state"),
+    (".copilot/settings.json", "Copilot's user settings", "settings"),
+)
+
+
+def protected_paths(cwd: str, *, home: str | None,
+                    env: Mapping[str, str] | None = None) -> list[Protected]:
+    """What branchkeeper's protection rests on, for a command or a tool run in ``cwd``
+    (module docstring), found on the filesystem alone."""
+    out: list[Protected] = []
+    repo = locate(cwd)
+    tops: list[str] = []
+    if repo is not None:
+        tops = list(dict.fromkeys(t for t in (repo.toplevel, repo.main_root,
+                                              *linked_worktree_paths(repo)) if t))
+        common = repo.common_dir
+        out += [Protected(posixpath.join(common, "branchkeeper"),
+                          "branchkeeper's journal, bundles, archives and state", "state"),
+                Protected(posixpath.join(common, "refs", "branchkeeper"),
+                          "branchkeeper's refs (pinned, kept, undo)", "state"),
+                Protected(posixpath.join(common, "packed-refs"), "the repository's refs", "state"),
+                Protected(posixpath.join(common, "config"),
+                          "the repository's git config (branchkeeper's branch records)", "state"),
+                Protected(posixpath.join(common, "hooks", "reference-transaction"),
+                          "branchkeeper's git hook", "state")]
+    for top in tops:
+        out.append(Protected(posixpath.join(top, CONFIG_NAME), "the branchkeeper policy",
+                             "config"))
+        out += [Protected(posixpath.join(top, rel), what, kind) for rel, what, kind in _HOST_FILES]
+    if home:
+        out += [Protected(posixpath.join(home, rel), what.replace("settings", "user settings", 1),
+                          kind) for rel, what, kind in _HOST_FILES if not rel.startswith("hooks/")]
+        xdg = (env or {}).get("XDG_CONFIG_HOME") or posixpath.join(home, ".config")
+        out.append(Protected(posixpath.join(xdg, "branchkeeper"),
+                             "branchkeeper's user-level config", "state"))
+    return out
+
+
+def protected_at(path: str, protected: Iterable[Protected]) -> Protected | None:
+    """The protected item ``path`` (absolute, normalised) is or lies under, if any."""
+    real = os.path.realpath(path)
+    for p in protected:
+        if under(path, p.path) or under(real, os.path.realpath(p.path)):
+            return p
+    return None
+
+
+def tamper_decision(how: str, item: Protected, path: str) -> Decision:
+    """Ask a person: ``how`` would change ``item`` (at ``path``)."""
+    return Decision(
+        Verdict.ASK, R_TAMPER,
+        f"`{how}` would change {item.what} ({shell_quote(path)}). An agent may not loosen "
+        "or switch off the guard that keeps its work from being lost; a person decides.",
+        "Ask a human to make this change (what a person runs outside the agent is never "
+        "judged). A change that only adds protection can be written whole with the Write tool: "
+        "the guard allows it when nothing weakens.")
+
+
+def tamper_action(how: str, why: str) -> Decision:
+    """Ask a person: ``how`` would ``why`` (a branchkeeper command or a git operation)."""
+    return Decision(
+        Verdict.ASK, R_TAMPER,
+        f"`{how}` would {why}. An agent may not loosen or switch off the guard that keeps its "
+        "work from being lost; a person decides.",
+        "Ask a human to make this change (what a person runs outside the agent is never "
+        "judged).")
+
+
+# -- Bash: every way a command writes a protected path ---------------------------------------
+_WRITE_OPS = frozenset({">", ">>", ">|", "&>", "&>>", "<>"})
+_EDITORS = frozenset({"vi", "vim", "nvim", "nano", "emacs", "ed", "ex", "code", "subl", "micro"})
+_IN_PLACE = {"sed": ("-i", "--in-place"), "perl": ("-i",), "ruby": ("-i",)}
+
+
+def _operands(inv: Invocation) -> list[tuple[str, bool]]:
+    out: list[tuple[str, bool]] = []
+    done = False
+    for word, dyn in zip(inv.argv[1:], inv.dynamic_args[1:], strict=False):
+        if not done and word == "--":
+            done = True
+        elif done or not word.startswith("-") or word == "-":
+            out.append((word, dyn))
+    return out
+
+
+def written_paths(inv: Invocation) -> list[str]:
+    """Paths ``inv`` writes, creates, moves or deletes (absolute; unknown ones left out):
+    output redirects, ``tee``, ``sed -i``/``perl -i``, ``cp``/``mv``/``install``/``ln``
+    destinations and ``mv``'s sources, ``rm``/``unlink``/``shred``, ``truncate``, ``dd of=``,
+    ``touch``, ``mkdir``, ``chmod``/``chown``, editors given a file."""
+    paths = [r.path for r in inv.redirects if r.op in _WRITE_OPS and r.path]
+    name = inv.name
+    ops = [join_path(inv.cwd, w) for w, d in _operands(inv) if not d]
+    known = [p for p in ops if p is not None]
+    if name in ("tee", "truncate", "touch", "mkdir", "chmod", "chown", "chgrp", *_EDITORS):
+        paths += known[1:] if name in ("chmod", "chown", "chgrp") else known
+    elif name in _IN_PLACE and any(w.startswith(_IN_PLACE[name]) for w in inv.argv[1:]):
+        paths += known
+    elif name in ("cp", "install", "ln", "rsync") and known:
+        paths.append(known[-1])
+        paths += [posixpath.join(known[-1], posixpath.basename(p)) for p in known[:-1]]
+    elif name == "mv":
+        paths += known
+        paths += [posixpath.join(known[-1], posixpath.basename(p)) for p in known[:-1]] \
+            if known else []
+    elif name == "dd":
+        paths += [p for w in inv.argv[1:] if w.startswith("of=")
+                  if (p := join_path(inv.cwd, w[3:])) is not None]
+    paths += [t.path for t in rm_operands(inv) if not t.dynamic]
+    g = git_invocation(inv)
+    if g is not None and g.subcommand in ("checkout", "restore", "rm", "mv") and g.cwd:
+        # restoring, removing or moving a protected file changes it like a write
+        paths += [p for a, d in zip(g.args, g.args_dynamic, strict=False)
+                  if not d and not a.startswith("-") and (p := join_path(g.cwd, a)) is not None]
+    return paths
+
+
+#: ``git config`` keys (lower case) that hold branchkeeper's records or switch hooks.
+def _record_key(key: str) -> bool:
+    k = key.lower()
+    return (k.startswith("branch.") and ".branchkeeper" in k) or k == "core.hookspath"
+
+
+def _git_tamper(inv: Invocation) -> str | None:
+    """What a git invocation would do to branchkeeper's records or safety copies, or None."""
+    g = git_invocation(inv)
+    if g is None or g.subcommand is None:
+        return None
+    sub, args = g.subcommand, g.args
+    if sub == "config":
+        names = [a for a in args if not a.startswith("-")]
+        flags = {a.split("=", 1)[0] for a in args if a.startswith("-")}
+        changing = {"--unset", "--unset-all", "--remove-section", "--rename-section", "--add",
+                    "--replace-all"}
+        reading = bool(flags & {"--get", "--get-all", "--get-regexp", "-l", "--list",
+                                "--get-urlmatch", "--get-color", "--get-colorbool"}) or (
+            len(names) == 1 and not flags & changing)
+        if flags & {"--remove-section", "--rename-section"} and names and \
+                names[0].lower().startswith("branch."):
+            return "remove or rename a branch's records (git config section)"
+        if not reading and names and _record_key(names[0]):
+            return f"change the git config key {names[0]} (branchkeeper's records)"
+        return None
+    if sub == "update-ref":
+        body = " ".join(r.body or "" for r in inv.redirects)
+        if any(a.startswith("refs/branchkeeper/") for a in args) or "refs/branchkeeper/" in body:
+            return "change refs under refs/branchkeeper/ (branchkeeper's safety copies)"
+    if sub == "gc" and any(a.startswith("--prune") and a not in ("--prune", "--no-prune")
+                           for a in args):
+        return "prune unreachable objects now (what branchkeeper's undo may still need)"
+    if sub == "prune" and not any(a in ("-n", "--dry-run") for a in args):
+        return "prune unreachable objects (what branchkeeper's undo may still need)"
+    if sub == "reflog" and (args[:1] == ("delete",) or (args[:1] == ("expire",) and any(
+            a.split("=", 1)[-1] in ("now", "all") for a in args if a.startswith("--expire")))):
+        return "expire reflog entries now (what branchkeeper's undo may still need)"
+    return None
+
+
+def _branchkeeper_verb(inv: Invocation) -> str | None:
+    argv = list(inv.argv)
+    if inv.name.startswith("python") and argv[1:3] == ["-m", "branchkeeper"]:
+        argv = ["branchkeeper", *argv[3:]]
+    if not argv or posixpath.basename(argv[0]) != "branchkeeper":
+        return None
+    words = [a for a in argv[1:] if not a.startswith("-")]
+    if words[:1] in (["install"], ["uninstall"]):
+        return f"run `branchkeeper {words[0]}` (it changes which hooks guard the agent)"
+    if words[:2] == ["config", "init"]:
+        return "write a new branchkeeper policy (`branchkeeper config init`)"
+    return None
+
+
+#: What names a protected file in interpreter code, and what writes one.
+_CODE_NAMES = (".branchkeeper.yaml", "settings.json", "settings.local.json", "hooks.json",
+               "refs/branchkeeper", "/branchkeeper", "reference-transaction")
+_CODE_WRITES = ("'w'", '"w"', "'a'", '"a"', "'x'", '"x"', "w+", "write", "rename", "replace",
+                "remove", "unlink", "rmtree", "copy", "move", "rm_", "rmSync", "truncate", "dump",
+                ">", "symlink")
+
+
+def _code_writes_protected(inv: Invocation) -> bool:
+    """An interpreter whose code (as given on its command line) both names a protected file
+    and calls something that writes, moves or deletes files."""
+    code = " ".join(inv.argv[1:])
+    return any(n in code for n in _CODE_NAMES) and any(w in code for w in _CODE_WRITES)
+
+
+def tamper_in(parsed: ParsedCommand, cwd: str, *, home: str | None,
+              env: Mapping[str, str] | None = None) -> list[Decision]:
+    """``R-BRANCHKEEPER-TAMPER`` for a shell command: every protected path it writes (however
+    spelled: through ``bash -c``, ``xargs``, interpreters' commands, ``sudo``...), every git
+    operation on the records or safety copies, and ``branchkeeper install``/``uninstall``."""
+    out: list[Decision] = []
+    cache: dict[str, list[Protected]] = {}
+    found = deletions(parsed, cwd)
+    fed = {id(d.inv): d.files for d in found}  # e.g. `echo X | xargs rm`
+    # a directory deleted with everything in it takes what is protected beneath it too
+    wholes = {id(d.inv): [*d.paths, *(s for scope, rec in d.scopes if rec or scope.names is None
+                                     for s in scope.starts if s.startswith("/"))]
+              for d in found}
+    for inv in parsed.invocations:
+        how = describe(inv)
+        why = _git_tamper(inv) or _branchkeeper_verb(inv)
+        if why is not None:
+            out.append(tamper_action(how, why))
+            continue
+        if interp.language(inv.name) is not None and _code_writes_protected(inv):
+            out.append(tamper_action(how, "let interpreter code write branchkeeper's policy, "
+                                          "hooks or records"))
+            continue
+        where = inv.cwd or cwd
+        protected = cache.setdefault(where, protected_paths(where, home=home, env=env))
+        for path in [*written_paths(inv), *fed.get(id(inv), ())]:
+            item = protected_at(path, protected)
+            if item is not None:
+                out.append(tamper_decision(how, item, path))
+                break
+        else:
+            beneath = [(p, w) for w in wholes.get(id(inv), ()) for p in protected
+                       if under(p.path, w) and os.path.lexists(p.path)]
+            if beneath:
+                out.append(tamper_decision(how, beneath[0][0], beneath[0][0].path))
+    return out
+
+
+# -- Write tools ------------------------------------------------------------------------------
+def _apply_edits(text: str, edits: Sequence[tuple[str, str, bool]]) -> str | None:
+    """``text`` with each (old, new, replace all) edit applied as Claude Code's Edit does;
+    None when an edit does not apply (the tool then fails)."""
+    for old, new, every in edits:
+        if old not in text or (not every and text.count(old) != 1):
+            return None
+        text = text.replace(old, new) if every else text.replace(old, new, 1)
+    return text
+
+
+def _read(path: str) -> str | None:
+    try:
+        with open(path, encoding="utf-8") as f:
+            return f.read(1 << 20)
+    except FileNotFoundError:
+        return ""
+    except (OSError, UnicodeDecodeError):
+        return None
+
+
+def decide_write(path: str, *, cwd: str, content: str | None = None,
+                 edits: Sequence[tuple[str, str, bool]] | None = None, tool: str = "Write",
+                 home: str | None = None, env: Mapping[str, str] | None = None) -> Decision:
+    """``R-BRANCHKEEPER-TAMPER`` for a file-write tool (Write, Edit, MultiEdit, NotebookEdit,
+    Codex's ``apply_patch``...) about to write ``path`` (relative to ``cwd``): ALLOW when the
+    path is not protected, or when the whole new content is known (``content``, or ``edits``
+    applied to the file as it is) and keeps every protection (:func:`config_not_weaker`,
+    :func:`hooks_kept`); else ASK."""
+    full = join_path(cwd, path) or path
+    item = protected_at(full, protected_paths(cwd, home=home, env=env))
+    if item is None:
+        return ALLOW
+    before = _read(full)
+    after = content
+    if after is None and edits is not None and before is not None:
+        after = _apply_edits(before, edits)
+    if before is not None and after is not None:
+        if item.kind == "config" and config_not_weaker(before, after):
+            return ALLOW
+        if item.kind == "settings" and hooks_kept(before, after):
+            return ALLOW
+    return tamper_decision(f"{tool} {path}", item, full)
+
+
+# -- What "at least as strict" means ---------------------------------------------------------
+_RANK = {"block": 3, "act": 2, "warn": 2, "advise": 1, "off": 0}
+#: Keys where a smaller number is stricter, and where a larger one is.
+_SMALLER = ("branches.wip.cap", "branches.dormancy.advisory_days", "branches.dormancy.noisy_days",
+            "branches.dormancy.block_days", "branches.stop_guard.noisy_interval_minutes")
+_LARGER = ("branches.stop_guard.max_blocks",)
+#: List keys where only removing entries is stricter, and where only adding is.
+_SUBSET = ("branches.exempt", "branches.cleanup_after_merge.regenerable",
+           "worktrees.disposable_ignored", "worktrees.agent_state_disposable")
+_SUPERSET = ("branches.protected_names", "worktrees.protected_ignored")
+#: Keys that weaken nothing whatever their value (how long a sweep may take, and the like).
+_FREE = ("branches.sweep.", "branches.dormancy.preset")  # the preset's days are compared
+
+
+def _effective(text: str) -> dict[str, object] | None:
+    """The effective values of a policy's text (:func:`effective_values`), the defaults when it
+    is empty; None when it is not a valid policy (the guard would then fall back to the
+    defaults, which may be looser than what it replaces)."""
+    import yaml
+
+    from branchkeeper.model.config import Config, effective_values
+
+    try:
+        raw = yaml.safe_load(text) if text.strip() else {}
+        return effective_values(Config.model_validate(raw or {}))
+    except Exception:  # any invalid text: not provably as strict
+        return None
+
+
+def _not_weaker(key: str, before: Any, after: Any) -> bool:
+    if before == after or key.startswith(_FREE):
+        return True
+    if key in _SMALLER or key in _LARGER:
+        if not isinstance(before, int | float) or not isinstance(after, int | float):
+            return False
+        return after <= before if key in _SMALLER else after >= before
+    if key in _SUBSET or key in _SUPERSET:
+        b, a = set(before or ()), set(after or ())
+        return a <= b if key in _SUBSET else a >= b
+    if key.endswith(".mode") or key.endswith(".unpushed_subagent"):
+        return _RANK.get(str(after), -1) >= _RANK.get(str(before), 99)
+    return False
+
+
+def config_not_weaker(before: str, after: str) -> bool:
+    """Whether the policy text ``after`` keeps every setting of ``before`` at least as strict:
+    each mode at least as strict (block > warn > advise > off), counts and day limits no
+    looser, no new exempt branch or regenerable glob, no protected name dropped; any other
+    setting unchanged (sweep bounds are free)."""
+    old, new = _effective(before), _effective(after)
+    if old is None or new is None:
+        return False
+    return all(_not_weaker(k, old.get(k), new.get(k)) for k in old.keys() | new.keys())
+
+
+def hooks_kept(before: str, after: str) -> bool:
+    """Whether a host's settings text ``after`` keeps every branchkeeper hook entry that
+    ``before`` has (the hooks stay; anything else may change)."""
+    old, new = _hook_commands(before), _hook_commands(after)
+    return old is not None and new is not None and old <= new
+
+
+def _hook_commands(text: str) -> set[tuple[str, str]] | None:
+    """(event, command) of each hook command in a JSON settings text whose command runs
+    ``branchkeeper hook``; None when the text is not a JSON object."""
+    try:
+        data = json.loads(text) if text.strip() else {}
+    except ValueError:
+        return None
+    if not isinstance(data, dict):
+        return None
+    found: set[tuple[str, str]] = set()
+    hooks = data.get("hooks")
+    for event, groups in (hooks.items() if isinstance(hooks, dict) else ()):
+        for group in groups if isinstance(groups, list) else ():
+            for hook in (group.get("hooks") or [group]) if isinstance(group, dict) else ():
+                command = hook.get("command") if isinstance(hook, dict) else None
+                if isinstance(command, str) and "branchkeeper" in command and " hook " in \
+                        f" {command} ":
+                    found.add((str(event), command))
+    return found
+
+
+def patch_paths(patch: str) -> list[str]:
+    """The paths an ``apply_patch`` patch (Codex's file-edit tool: ``*** Add File: P``,
+    ``*** Update File: P``, ``*** Delete File: P``, ``*** Move to: P``) writes, in order."""
+    marks = ("*** Add File: ", "*** Update File: ", "*** Delete File: ", "*** Move to: ")
+    return [line[len(m):].strip() for line in patch.splitlines() for m in marks
+            if line.startswith(m) and line[len(m):].strip()]
+
+
+def decide_patch(patch: str, *, cwd: str, home: str | None = None,
+                 env: Mapping[str, str] | None = None) -> Decision:
+    """``R-BRANCHKEEPER-TAMPER`` for a patch tool: ASK when any path it writes is protected
+    (a patch shows no whole new content, so nothing is proven to tighten)."""
+    for path in patch_paths(patch):
+        d = decide_write(path, cwd=cwd, tool="apply_patch", home=home, env=env)
+        if d.verdict is not Verdict.ALLOW:
+            return d
+    return ALLOW
