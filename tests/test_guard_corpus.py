@@ -296,10 +296,12 @@ FED_RM_OK = ["find .. -name __pycache__ -exec rm -rf {} +", "find ../wt -name 'x
              "echo ../wt/clean | xargs rm -rf", "find ../wt/clean -name '*.txt' | xargs rm -f"]
 CASES += [("under", c, D, WT) for c in FED_RM] + [("under", c, D, UNP) for c in FED_RM_UNP]
 CASES += [("under", c, A, "") for c in FED_RM_OK]
-CASES += [("under", c, D, RMW) for c in ("find . -exec rm -rf {} +", "find .. -type f -exec rm -f {} +",
-                                         "find ../wt/dirty -delete")]  # untracked and modified files
-CASES += [("kinds-clean", c, A, "") for c in ("find . -exec rm -rf {} +", "find . -type f -exec rm -f {} +",
-                                              "ls | xargs rm -f", "find . -delete")]
+CASES += [("under", c, D, RMW) for c in ("find . -exec rm -rf {} +", "find .. -type f -exec rm -f {} +")]
+CASES += [("under", "find ../wt/dirty -delete", D, WT)]  # all of it: the worktree goes
+CASES += [("kinds-clean", "ls | xargs rm -f", A, "")]
+# ... and everything under the top goes, branchkeeper's records in .git/ with it: asked (issue 19)
+CASES += [("kinds-clean", c, "ask", "R-BRANCHKEEPER-TAMPER") for c in ("find . -exec rm -rf {} +",
+                                                                      "find . -type f -exec rm -f {} +", "find . -delete")]
 
 # Second round of outside testing (issue 6): brace expansions that make a command name or an
 # option, expansions ahead of the subcommand, option abbreviations, find -delete and bracket
@@ -354,7 +356,7 @@ def test_corpus(world: Path, repo: str, command: str, verdict: str, rule: str) -
     assert (d.verdict.value, d.rule_id) == (verdict, rule), d.text
     if d.verdict.value == "deny":
         assert d.text.endswith(BRANCH_LIMIT_PRINCIPLE)
-    else:
+    else:  # an ask is a question to a person, not a refusal: no principle text
         assert BRANCH_LIMIT_PRINCIPLE not in d.text
 
 

@@ -73,6 +73,13 @@ KINDS: list[tuple[str, tuple[str, str], tuple[str, str]]] = [
     # spellings: env -CDIR, a cd inside a called function, sudo
     ("cd / && env -C{W}/kinds rm -rf src", (D, RMW), A), ("f() { cd src; }; f; rm -f *", (D, RMW), A),
     ("sudo rm -rf src", (D, RMW), A), ("sudo -u root git reset --merge", (D, DISC), A),
+    # spellings the peer corpus still got through (tests/corpus): words after a redirect, find
+    # primaries from an expansion or from xargs, git's subcommand from xargs, a shell rc file,
+    # a glob with more matches than can be judged one by one
+    ("git >/dev/null reset --hard", (D, DISC), A), ("find . -del$(printf ete)", (D, RMW), ASKED),
+    ("printf '%s\\n' -delete | xargs find .", (D, RMW), ASKED), ("printf 'reset --hard' | xargs git", (D, UNP), (D, UNP)),
+    ("echo 'git reset --hard' > /tmp/rc; bash --rcfile /tmp/rc -i s.sh", (D, UNP), (D, UNP)),
+    ("find {W}/kinds -depth -delete", (D, RMW), ASKED), ("rm -rf /*/*", (D, UNP), (D, UNP)),
     # harmless commands it used to deny, and misreads
     ("rm -rf $TMPDIR/build", A, A), ('rm -rf "$HOME/tmp/x"', A, A), ("find . -exec echo -delete \\; -print", A, A),
     ("find . -gid -delete", A, A), ("git restore --help", A, A), ("git restore -h", A, A),

@@ -30,7 +30,7 @@ from branchkeeper.errors import BranchkeeperError
 from branchkeeper.git.locate import Repo
 from branchkeeper.policy.decision import Decision, Verdict, listed
 from branchkeeper.policy.facts import GuardRepos, git_failed
-from branchkeeper.policy.plan import describe
+from branchkeeper.policy.plan import describe, glob_only
 from branchkeeper.policy.targets import Deleted, Hit, near, selected
 from branchkeeper.policy.unread import unparsed_decision
 from branchkeeper.shell.quoting import git_cmd, shell_quote
@@ -76,7 +76,12 @@ def deletion_decisions(items: Sequence[Deleted], repos: GuardRepos, cwd: str
                 if h.git_dir and h.repo.common_dir in unpushed]
         gone = [(r, u) for r, u in dict((r.common_dir, (r, u)) for r, u in gone).values()
                 if u.refs or u.stashes]
-        if d.unknown and (lost or gone):
+        wide = [u for u in d.unknown if u.startswith("/") and glob_only(u)]
+        if wide:  # a glob over more paths than can be judged one by one (`rm -rf /*/*`)
+            out.append(unparsed_decision(
+                f"`{describe(d.inv)}` deletes {shell_quote(wide[0])}",
+                "the pattern matches more than 1,000 paths, too many to judge one by one"))
+        elif d.unknown and (lost or gone):
             out.append(_unknown_decision(d, lost, gone))
         elif lost:
             out.append(work_decision(describe(d.inv), list(dict.fromkeys(lost))))

@@ -328,6 +328,8 @@ def _hidden_destroyer(parsed: ParsedCommand) -> str | None:
                                                      strict=False)):
             return f"a brace expansion that can produce an option of {inv.name}"
         g = git_invocation(inv) if inv.name == "git" else None
+        if g is not None and g.subcommand is None and inv.dynamic and not any(inv.dynamic_args):
+            return "git's subcommand comes from xargs"
         if g is not None and g.subcommand is not None:
             at = len(inv.argv) - len(g.args) - 1
             if 0 < at < len(inv.dynamic_args) and inv.dynamic_args[at]:

@@ -82,8 +82,9 @@ def rm_worktrees(plan: Plan, found: Sequence[Deleted] = ()) -> list[tuple[str, I
                 hits.setdefault(wt, inv)
     for d in found:
         for scope, recursive in d.scopes:
+            everything = scope.names is None and not scope.files_only  # -delete of it all
             for start in scope.starts:
-                if not recursive or not start.startswith("/"):
+                if not (recursive or everything) or not start.startswith("/"):
                     continue
                 real = os.path.realpath(start)
                 for wt in _linked_near(d.inv.cwd, real):

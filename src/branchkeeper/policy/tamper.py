@@ -262,7 +262,7 @@ def tamper_in(parsed: ParsedCommand, cwd: str, *, home: str | None,
     found = deletions(parsed, cwd)
     fed = {id(d.inv): d.files for d in found}  # e.g. `echo X | xargs rm`
     # a directory deleted with everything in it takes what is protected beneath it too
-    wholes = {id(d.inv): [*d.paths, *(s for scope, rec in d.scopes if rec or scope.names is None
+    wholes = {id(d.inv): [*d.paths, *(s for scope, _ in d.scopes if scope.names is None
                                      for s in scope.starts if s.startswith("/"))]
               for d in found}
     for inv in parsed.invocations:

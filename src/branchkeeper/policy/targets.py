@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import fnmatch
 import glob as globlib
+import itertools
 import os
 import posixpath
 from collections.abc import Sequence
@@ -115,8 +116,11 @@ def _expand(targets: Sequence[RmTarget], inv: Invocation, feeder: Invocation | N
                 out.append(t)
         elif inv.cwd is not None and glob_only(t.path):
             pattern = t.path if t.path.startswith("/") else os.path.join(inv.cwd, t.path)
-            out += [RmTarget(os.path.normpath(m), t.recursive, False)
-                    for m in sorted(globlib.glob(pattern))[:1000]]
+            matches = list(itertools.islice(globlib.iglob(pattern), 1001))
+            if len(matches) > 1000:
+                out.append(t)  # too many to judge one by one: an unknown target
+            else:
+                out += [RmTarget(os.path.normpath(m), t.recursive, False) for m in sorted(matches)]
         else:
             out.append(t)
     return out

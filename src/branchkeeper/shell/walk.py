@@ -354,6 +354,12 @@ def run_command(node: Any, extra: list[Any], scope: Scope, ctx: Ctx, inh: Inheri
         elif t == "$" and i + 1 < len(children) and children[i + 1].start_byte == child.end_byte:
             continue  # `$"..."` (translated string): the `$` is not part of the value
     redirects = [*inh.redirects, *make_redirects(redirect_nodes + extra, scope, ctx)]
+    for r in redirect_nodes + extra:
+        # tree-sitter takes the words after a redirect's target (`git >/dev/null reset --hard`)
+        # for more targets; bash takes them for arguments of the command
+        if r.type == "file_redirect":
+            targets = [c for c in r.children if c.is_named and c.type != "file_descriptor"]
+            word_nodes.extend(targets[1:])
     for wn in word_nodes:
         scan_substitutions(wn, scope, ctx)
     words: list[Word] = []

@@ -144,12 +144,31 @@ def strip_wrappers(inv: Inv, scope: Scope) -> str | None:
             inv.forced_dynamic = True  # arguments arrive on stdin
             if i >= len(words):
                 words = [*words, Word("echo", False)]
+            token = _xargs_replace(words[1:i])
+            if token:  # -I STR: each word holding STR takes an input line
+                words = [*words[:i], *(Word(w.value, w.dynamic or token in w.value)
+                                       for w in words[i:])]
         if name == "sudo":
             _sudo_dir(inv, words[1:i])
         if i >= len(words):
             return None  # a bare wrapper (`env`, `nohup`) runs nothing further
         inv.wrappers.extend(w.value for w in words[:i])
         inv.words = words[i:]
+    return None
+
+
+def _xargs_replace(options: list[Word]) -> str | None:
+    """The replacement string of xargs's ``-I STR``/``-ISTR``/``--replace[=STR]``/``-i``."""
+    for k, w in enumerate(options):
+        v = w.value
+        if v == "-I" and k + 1 < len(options):
+            return options[k + 1].value
+        if v.startswith("-I") and len(v) > 2:
+            return v[2:]
+        if v in ("-i", "--replace"):
+            return "{}"
+        if v.startswith(("--replace=", "-i")):
+            return v.split("=", 1)[1] if "=" in v else v[2:]
     return None
 
 
@@ -228,7 +247,11 @@ def shell_scripts(inv: Inv, special: Special) -> None:
         if w in ("--", "-"):
             i += 1
             break
-        if w in ("--rcfile", "--init-file", "-o", "+o", "-O", "+O"):
+        if w in ("--rcfile", "--init-file"):
+            special.reason = "a shell reads its startup commands from a file the guard does not read"
+            i += 2
+            continue
+        if w in ("-o", "+o", "-O", "+O"):
             i += 2
             continue
         if w.startswith("--"):
@@ -363,7 +386,14 @@ def find_exec(inv: Inv, special: Special) -> None:
     scope = None if starts is None else FindScope(tuple(starts), expr.names(),
                                                   expr.types == {"f"})
     inner_cmds: list[tuple[str, list[Word]]] = list(expr.execs)
-    if expr.delete and not expr.empty and not (expr.types and expr.types <= {"d"}):
+    expr_words = inv.words[i:]
+    unknown = inv.forced_dynamic or any(  # a primary (not some primary's argument) unknown
+        w.dynamic and (k == 0 or expr_words[k - 1].value not in _FIND_ARG)
+        for k, w in enumerate(expr_words))
+    if unknown and not expr.execs:
+        # a word of its expression from an expansion, or more from xargs: it may be -delete
+        inner_cmds.append(("-exec", [Word("rm", False), Word("-r", False), Word("{}", True)]))
+    elif expr.delete and not expr.empty and not (expr.types and expr.types <= {"d"}):
         # -delete removes each selected file, and a directory only when it is empty
         inner_cmds.append(("-exec", [Word("rm", False), Word("-d", False), Word("{}", True)]))
     for flag, words in inner_cmds:
