@@ -7,6 +7,10 @@ described in tests/guardworld.py; commands name them through ``{W}`` (the world 
 
 from __future__ import annotations
 
+import hashlib
+import os
+import shutil
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -19,6 +23,7 @@ from branchkeeper.policy.command import decide_command
 from branchkeeper.policy.decision import EvacuationRecord
 from branchkeeper.policy.evacuation import evacuations_in
 from branchkeeper.policy.principle import BRANCH_LIMIT_PRINCIPLE
+from tests import peer_oracle, sandbox
 from tests.gitrepo import GitRepo
 from tests.guardworld import rel, world  # noqa: F401 (fixture)
 
@@ -650,3 +655,102 @@ def test_hook_fast_path_never_skips_a_judgement(world: Path) -> None:
                 skipped.append((repo, command, d.rule_id, f"{host} {event}"))
     assert skipped == []
 
+
+# -- The peers' own test commands, run for real (issue 17, section 3) ---------------------------
+# tests/corpus/peer-corpus.json holds the test commands of three public agent-command guards
+# (tests/corpus/README.md cites them); tests/corpus/peer-oracle.json what each command lost when
+# bench/guard_corpus.py ran it in the two worlds of tests/oracle/world.py. The default run takes a
+# fixed sample of each category; BRANCHKEEPER_PEER_CORPUS=all (or `-m slow`, for the whole-corpus
+# tests) takes every command.
+PEER_ALL = os.environ.get("BRANCHKEEPER_PEER_CORPUS") == "all"
+#: Categories whose losses the guard does not judge (docs/guard.md, "What the guard does not
+#: judge"): writing over a file is how an agent edits; a command whose loss comes from another
+#: route is listed by the route.
+UNJUDGED_CATEGORIES = {"file-overwrite": "writing over a file (>, dd, cp, tee, truncate, sed -i)"}
+
+
+def _sample(rows: list[peer_oracle.Recorded], per_category: int,
+            *, runnable: bool = False) -> list[peer_oracle.Recorded]:
+    """A fixed sample: per category the ``per_category`` commands with the smallest hash (so
+    it does not move when the corpus grows), every command with ``PEER_ALL``; ``runnable``
+    keeps only commands whose programs this machine has."""
+    if runnable:
+        rows = [r for r in rows if all(shutil.which(t) for t in r.tools)]
+    if PEER_ALL:
+        return rows
+    by_cat: dict[str, list[peer_oracle.Recorded]] = {}
+    for r in rows:
+        by_cat.setdefault(r.category, []).append(r)
+    out = []
+    for cat in sorted(by_cat):
+        out += sorted(by_cat[cat], key=lambda r: hashlib.sha1(r.command.encode()).hexdigest())[:per_category]
+    return out
+
+
+@pytest.fixture(scope="module")
+def peer_worlds(tmp_path_factory: pytest.TempPathFactory) -> peer_oracle.Worlds:
+    why = sandbox.available()
+    if why is not None:
+        pytest.fail(f"the corpus oracle needs its sandbox: {why}")
+    return peer_oracle.Worlds(Path(tempfile.mkdtemp(prefix="bk-peers-", dir=peer_oracle.scratch_root())))
+
+
+def _losses_let_through(worlds: peer_oracle.Worlds, rows: list[peer_oracle.Recorded]
+                        ) -> tuple[list[tuple[str, str, str]], int, int]:
+    """(state, command, decision) of every command that lost work in a world and that the
+    guard (or the hook) let through there; the harmless commands denied; the losing ones."""
+    missed: list[tuple[str, str, str]] = []
+    harmless_denied = losing = 0
+    scratch = Path(tempfile.mkdtemp(dir=worlds.base))
+    for state in peer_oracle.STATES:
+        decisions = peer_oracle.guard_decisions(worlds, state, [r.command for r in rows], scratch)
+        for r, d in zip(rows, decisions, strict=True):
+            assert d["hook"] == d["verdict"], (state, r.command, d)  # check and the hook agree
+            lost = bool(r.outcomes[state].lost)
+            losing += lost
+            stopped = d["verdict"] in ("deny", "ask")  # an ask waits for a person's yes
+            if lost and not stopped and r.category not in UNJUDGED_CATEGORIES:
+                missed.append((state, r.command, f"{d['verdict']} {d['rule_id']}"))
+            harmless_denied += not lost and stopped
+    return missed, harmless_denied, losing
+
+
+def test_peer_corpus_losses_are_denied(peer_worlds: peer_oracle.Worlds) -> None:
+    """Every peer command that the oracle saw lose work is denied, in both worlds."""
+    rows = _sample(peer_oracle.read_outcomes(), 8)
+    missed, _, losing = _losses_let_through(peer_worlds, rows)
+    assert losing > 0
+    assert missed == []
+
+
+@pytest.mark.slow
+def test_peer_corpus_whole(peer_worlds: peer_oracle.Worlds) -> None:
+    """The whole corpus: no losing command let through, and no more harmless ones denied than
+    docs/guard.md reports (a rise is a regression to look at)."""
+    missed, harmless_denied, _ = _losses_let_through(peer_worlds, peer_oracle.read_outcomes())
+    assert missed == []
+    assert harmless_denied <= HARMLESS_DENIED_CEILING
+
+
+#: Harmless command x world pairs of the whole corpus the guard denies (docs/guard.md explains
+#: the kinds: commands it cannot read, tags it cannot see pushed, rm -rf / beside work at risk).
+HARMLESS_DENIED_CEILING = 10_000
+
+
+def test_peer_oracle_reproduces(peer_worlds: peer_oracle.Worlds) -> None:
+    """The recorded outcomes are what running the commands does (a sample of those whose
+    programs are installed; all of them with BRANCHKEEPER_PEER_CORPUS=all)."""
+    rows = [r for r in peer_oracle.read_outcomes() if all(shutil.which(t) for t in r.tools)]
+    if not PEER_ALL:  # a fixed dozen: six that lost work, six that did not
+        def key(r: peer_oracle.Recorded) -> str:
+            return hashlib.sha1(r.command.encode()).hexdigest()
+        rows = sorted((r for r in rows if r.outcomes["risk"].lost), key=key)[:6] + \
+            sorted((r for r in rows if not r.outcomes["risk"].lost), key=key)[:6]
+    scratch = Path(tempfile.mkdtemp(dir=peer_worlds.base))
+    differ = []
+    for r in rows:
+        for state in peer_oracle.STATES:
+            got = peer_oracle.run_live(peer_worlds, state, r.command, scratch)
+            if got.lost != r.outcomes[state].lost:
+                differ.append((state, r.command, got.lost, r.outcomes[state].lost))
+    assert differ == []

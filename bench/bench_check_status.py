@@ -1,0 +1,92 @@
+"""Time `branchkeeper check` for commands that need a `git status`, against a baseline.
+
+Issue 17, section 3: the median `check` time for a command that needs a `git status` must not
+get worse. Each command is decided by a fresh `python -m branchkeeper check` process (what a
+person or the hook pays), alternately with this checkout's code and with the baseline's
+(`git archive BASELINE src`, default `main`), in a small repository with uncommitted work, so
+both see the same machine load. Prints median and p90 seconds of each and their ratio.
+
+Run: ``nice -n 10 .venv/bin/python bench/bench_check_status.py [--runs 31] [--baseline main]``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import io
+import os
+import statistics
+import subprocess
+import sys
+import tarfile
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from benchutil import compile_package
+
+ROOT = Path(__file__).resolve().parent.parent
+#: Commands that each need one `git status` (the first two in both versions; `rm` of a
+#: modified file only in the new one, where it is judged).
+COMMANDS = ["git reset --hard", "git checkout -- src", "rm -f src/app.py"]
+
+
+def _repo() -> Path:
+    d = Path(tempfile.mkdtemp(prefix="bk-check-status-"))
+    env = dict(os.environ, GIT_AUTHOR_NAME="b", GIT_AUTHOR_EMAIL="b@b", GIT_COMMITTER_NAME="b",
+               GIT_COMMITTER_EMAIL="b@b")
+    (d / "src").mkdir()
+    for i in range(200):
+        (d / "src" / f"m{i}.py").write_text(f"x = {i}\n")
+    (d / "src" / "app.py").write_text("a\n")
+    for args in (["init", "-q", "-b", "main"], ["add", "-A"], ["commit", "-q", "-m", "x"]):
+        subprocess.run(["git", *args], cwd=d, check=True, env=env)
+    (d / "src" / "app.py").write_text("edited\n")
+    return d
+
+
+def _baseline(rev: str) -> Path:
+    """The baseline's ``src`` tree, unpacked into a temporary directory and byte-compiled."""
+    out = Path(tempfile.mkdtemp(prefix="bk-baseline-"))
+    data = subprocess.run(["git", "archive", rev, "src"], cwd=ROOT, check=True,
+                          capture_output=True).stdout
+    with tarfile.open(fileobj=io.BytesIO(data)) as tar:
+        tar.extractall(out, filter="data")
+    subprocess.run([sys.executable, "-m", "compileall", "-q", str(out / "src")], check=True)
+    return out / "src"
+
+
+def _time(src: Path | None, repo: Path, command: str) -> float:
+    env = dict(os.environ)
+    if src is not None:
+        env["PYTHONPATH"] = str(src)
+    t = time.perf_counter()
+    subprocess.run([sys.executable, "-m", "branchkeeper", "check", "--cwd", str(repo), "--",
+                    command], env=env, capture_output=True)
+    return time.perf_counter() - t
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--runs", type=int, default=31)
+    ap.add_argument("--baseline", default="main", help="the revision to compare with")
+    args = ap.parse_args()
+    compile_package()
+    repo, base = _repo(), _baseline(args.baseline)
+    print(f"{'command':<24} {'baseline median':>16} {'p90':>7} {'this median':>12} {'p90':>7} "
+          f"{'ratio':>6}")
+    for command in COMMANDS:
+        old: list[float] = []
+        new: list[float] = []
+        for _ in range(args.runs):
+            old.append(_time(base, repo, command))
+            new.append(_time(None, repo, command))
+        o, n = statistics.median(old), statistics.median(new)
+        o90 = statistics.quantiles(old, n=10)[-1]
+        n90 = statistics.quantiles(new, n=10)[-1]
+        print(f"{command:<24} {o:>15.3f}s {o90:>6.3f}s {n:>11.3f}s {n90:>6.3f}s {n / o:>6.2f}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
