@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from branchkeeper.adapters.claude.events import needs_guard
 from branchkeeper.adapters.cli import main
+from branchkeeper.adapters.hooks.glue import needs_guard
 from branchkeeper.git.run import processes_started
 from branchkeeper.policy.command import decide_command
 from branchkeeper.policy.principle import BRANCH_LIMIT_PRINCIPLE

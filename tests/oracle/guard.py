@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 import sys
 
-from branchkeeper.adapters.claude.events import needs_guard
+from branchkeeper.adapters.hooks.glue import needs_guard
 from branchkeeper.policy.command import decide_command
 
 CWD = "/home/agent/project"

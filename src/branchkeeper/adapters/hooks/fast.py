@@ -1,6 +1,6 @@
 """The no-git fast path, decided from the raw stdin bytes (issue 16): a shell command that
-mentions none of ``git``, ``rm``, ``-delete``, ``unlink``, ``shred`` and could not spell them is answered before
-``json`` (and with it ``re``) is imported.
+mentions none of ``git``, ``rm``, ``-delete``, ``unlink``, ``shred`` and could not spell them
+is answered before ``json`` (and with it ``re``) is imported.
 
 Sound only where the bytes say the same as the decoded JSON would, so it applies only when
 the payload holds **no backslash at all** (no JSON escape, so every string is the literal bytes
