@@ -184,3 +184,27 @@ def test_patch_tools(repo: GitRepo) -> None:
     asked = decide_patch(patch, cwd=str(repo.path))
     assert (asked.verdict.value, asked.rule_id) == ("ask", TAMPER)
     assert decide_patch("*** Update File: src/a.py\n", cwd=str(repo.path)) is ALLOW
+
+
+@pytest.mark.parametrize("host", ["codex", "gemini"])
+def test_other_hosts_file_writes(repo: GitRepo, host: str) -> None:
+    """Codex's apply_patch and Gemini's write_file reach the tamper rule through their own
+    PreToolUse/BeforeTool entries; Codex has no working ask, so it gets a deny that says to ask
+    a human (its adapter renders the neutral ask); Gemini the same."""
+    from tests.hostutil import codex_pre, fire, gemini_pre, install
+
+    install(repo.path, host)
+    cfg = str(repo.path / ".branchkeeper.yaml")
+    if host == "codex":
+        event, payload = codex_pre(str(repo.path), "ignored")
+        payload = {**payload, "tool_name": "apply_patch", "tool_input": {
+            "command": f"*** Begin Patch\n*** Update File: {cfg}\n@@\n-x\n+y\n*** End Patch\n"}}
+    else:
+        event, payload = gemini_pre(str(repo.path), "ignored")
+        payload = {**payload, "tool_name": "write_file",
+                   "tool_input": {"file_path": cfg, "content": "branches: {}\n"}}
+    done = fire(repo.path, host, event, payload)
+    assert done.returncode in (0, 2), done.stderr
+    out = done.stdout.decode() + done.stderr.decode()
+    assert "R-BRANCHKEEPER-TAMPER" in out and "deny" in out.lower(), out
+    assert "ask a human" in out.lower() or "Ask a human" in out, out

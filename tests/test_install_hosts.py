@@ -39,7 +39,7 @@ def test_codex_file_and_its_exact_content(repo: GitRepo) -> None:
     path = repo.path / ".codex" / "hooks.json"
     assert first.stdout.splitlines() == [
         "+ SessionStart: branchkeeper-hook codex SessionStart (timeout 15 s)",
-        "+ PreToolUse [Bash]: branchkeeper-hook codex PreToolUse (timeout 10 s)",
+        "+ PreToolUse [Bash|apply_patch]: branchkeeper-hook codex PreToolUse (timeout 10 s)",
         "+ PostToolUse [Bash|apply_patch]: branchkeeper-hook codex PostToolUse (timeout 30 s)",
         "+ UserPromptSubmit: branchkeeper-hook codex UserPromptSubmit (timeout 5 s)",
         "+ Stop: branchkeeper-hook codex Stop (timeout 15 s)",
@@ -48,7 +48,7 @@ def test_codex_file_and_its_exact_content(repo: GitRepo) -> None:
         "Codex CLI asks you to review and trust new or changed hooks once (/hooks)."]
     data = json.loads(path.read_text())
     assert list(data) == ["hooks"]  # nothing Codex could reject at the top level
-    assert data["hooks"]["PreToolUse"] == [{"matcher": "Bash", "hooks": [{
+    assert data["hooks"]["PreToolUse"] == [{"matcher": "Bash|apply_patch", "hooks": [{
         "type": "command", "command": "branchkeeper-hook codex PreToolUse", "timeout": 10}]}]
 
 
@@ -66,8 +66,8 @@ def test_cursor_flat_entries(repo: GitRepo) -> None:
 
 def test_gemini_timeouts_are_milliseconds(repo: GitRepo) -> None:
     out = bk("install", "--host", "gemini", cwd=repo.path).stdout.splitlines()
-    assert out[1] == ("+ BeforeTool [run_shell_command]: branchkeeper-hook gemini BeforeTool "
-                      "(timeout 10000 ms)")
+    assert out[1] == ("+ BeforeTool [run_shell_command|write_file|replace]: branchkeeper-hook "
+                      "gemini BeforeTool (timeout 10000 ms)")
     data = json.loads((repo.path / ".gemini" / "settings.json").read_text())
     assert data["hooks"]["AfterAgent"] == [{"hooks": [{
         "name": "branchkeeper", "type": "command", "command": "branchkeeper-hook gemini AfterAgent",

@@ -27,7 +27,7 @@ HOST = "codex"
 #: ``|`` are exact names (``apply_patch`` is the file-edit tool).
 HOOK_SPECS: tuple[Spec, ...] = (
     ("SessionStart", None, 15),
-    ("PreToolUse", "Bash", 10),
+    ("PreToolUse", "Bash|apply_patch", 10),
     ("PostToolUse", "Bash|apply_patch", 30),
     ("UserPromptSubmit", None, 5),
     ("Stop", None, 15),

@@ -27,7 +27,7 @@ HOST = "gemini"
 #: (event, matcher regex or None, timeout in milliseconds).
 HOOK_SPECS: tuple[Spec, ...] = (
     ("SessionStart", None, 15000),
-    ("BeforeTool", "run_shell_command", 10000),
+    ("BeforeTool", "run_shell_command|write_file|replace", 10000),
     ("AfterTool", "run_shell_command|write_file|replace", 30000),
     ("BeforeAgent", None, 5000),
     ("AfterAgent", None, 15000),
