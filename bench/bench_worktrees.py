@@ -1,6 +1,8 @@
-"""Benchmark: ``worktree list``, ``reap --count-only``, ``reap --dry-run`` with 200 worktrees, and
-``report`` over 50 small repositories. Prints a table of wall times (targets: count-only < 100 ms,
-reap --dry-run < 5 s). Usage: ``.venv/bin/python bench/bench_worktrees.py [N_WORKTREES] [N_REPOS]``.
+"""Benchmark: ``worktree list``, ``reap --count-only``, ``reap --dry-run`` and ``sweep`` (whose
+LOST WORK RISK reads one ``git status`` per worktree) with 200 worktrees, and ``report`` over 50
+small repositories. Prints a table of wall times and git processes (targets: count-only < 100 ms,
+reap --dry-run < 5 s), and the sweep paired with the inventory alone (its baseline) as a ratio.
+Usage: ``.venv/bin/python bench/bench_worktrees.py [N_WORKTREES] [N_REPOS]``.
 """
 
 from __future__ import annotations
@@ -53,12 +55,16 @@ def run(n_wt: int, n_repos: int) -> None:
         setup = time.perf_counter() - t0
         rows = [("setup: worktree add", n_wt, setup, None, 0)]
         for label, argv in (
-            ("worktree list --json", ["-C", str(repo), "worktree", "list", "--json"]),
+            ("worktree list --json", ["-C", str(repo), "worktree", "list", "--json", "--no-gh"]),
             ("reap --count-only", ["-C", str(repo), "worktree", "reap", "--count-only"]),
             ("reap --dry-run", ["-C", str(repo), "worktree", "reap", "--dry-run", "--no-gh"]),
+            ("sweep --json", ["-C", str(repo), "sweep", "--json"]),
         ):
             secs, procs, rc = timed(argv)
             rows.append((label, n_wt, secs, procs, rc))
+        base_secs, base_procs = _inventory_only(repo)
+        rows.append(("inventory alone (base)", n_wt, base_secs, base_procs, 0))
+        sweep_secs = next(r[2] for r in rows if r[0] == "sweep --json")
         for i in range(n_repos):
             small_repo(base / "many" / f"r{i:02d}")
         for label, extra in (("report", []), ("report --count-only", ["--count-only"])):
@@ -68,6 +74,21 @@ def run(n_wt: int, n_repos: int) -> None:
     for label, items, secs, procs, rc in rows:
         print(f"{label:<24} {items:>6} {secs:>9.3f} {('-' if procs is None else procs):>10} "
               f"{rc:>3}")
+    print(f"sweep with LOST WORK RISK / inventory alone: {sweep_secs / base_secs:.2f}x "
+          f"({n_wt} worktrees)")
+
+
+def _inventory_only(repo: Path) -> tuple[float, int]:
+    """The sweep's inventory without the worktree reads: the baseline the sweep is paired with."""
+    from branchkeeper.analysis.inventory import build_inventory
+    from branchkeeper.git.repo import repo_facts
+    from branchkeeper.model.config_file import load_config
+
+    before = processes_started()
+    start = time.perf_counter()
+    facts = repo_facts(repo)
+    build_inventory(facts, load_config(facts.main_root).config)
+    return time.perf_counter() - start, processes_started() - before
 
 
 if __name__ == "__main__":

@@ -105,6 +105,7 @@ def test_undo_from_bundle_after_gc(tmp_path: Path, capsys: pytest.CaptureFixture
         "id": op_id, "op": "delete", "dry_run": False, "already_undone": None, "status": "done",
         "items": [{"ref": "refs/heads/x", "old": ids["x2"], "remote": None,
                    "outcome": "restored", "reason": "", "command": ""}],
+        "archives": [],
     }
     assert repo.rev("refs/heads/x") == ids["x2"]
     assert repo.git("rev-parse", "x^{tree}") == tree
@@ -189,8 +190,8 @@ def test_log_text_and_json(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -
     code, out, _ = _cli(capsys, "-C", str(repo.path), "log", "--json", "-n", "1")
     assert json.loads(out) == [{
         "id": second, "time": t2, "op": "delete", "status": "done", "undone": undone.time,
-        "items": 1, "results": {"refs/heads/x": "deleted"}, "bundle": str(bundle2), "note": "",
-        "argv": ["branchkeeper", "delete", "x"],
+        "items": 1, "results": {"refs/heads/x": "deleted"}, "bundle": str(bundle2),
+        "archives": [], "note": "", "argv": ["branchkeeper", "delete", "x"],
     }]
 
 

@@ -69,7 +69,7 @@ def test_c09_hostile_diff_settings_same_verdict(tmp_path: Path,
         "reason": f"squash-merged into main as {squash[:10]}",
         "proof": {"kind": "squash_merged", "base": "refs/heads/main", "landed_as": squash,
                   "verified": "patch-id"},
-        "worktree": None, "blocking": [], "restore": None}]
+        "worktree": None, "blocking": [], "restore": None, "archive_ignored": []}]
     assert (doc["operation"], doc["bundle"], doc["refused"], doc["exit"]) == (None, None, None, 0)
 
 

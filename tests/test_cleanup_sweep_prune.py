@@ -94,8 +94,8 @@ def test_worktrees_removed_only_when_regenerable(tmp_path: Path,
     assert got == {
         "ok": ("deleted", str(tmp_path / "wt-ok"), []),
         "blocked": ("blocked", str(tmp_path / "wt-blocked"), [
-            "SKIP_PROTECTED_IGNORED: scratch/notes.md (not listed disposable "
-            "(--strict-ignored))"]),
+            "SKIP_PROTECTED_IGNORED: scratch/notes.md (not regenerable: no "
+            "branches.cleanup_after_merge.regenerable glob matches)"]),
         "dirty": ("blocked", str(tmp_path / "wt-dirty"), ["SKIP_DIRTY: new.txt"]),
         "main": ("kept", None, []),
     }

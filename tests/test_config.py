@@ -52,14 +52,21 @@ DEFAULT_VALUES: dict[str, object] = {
     "branches.evacuation.mode": "block",
     "branches.cleanup_after_merge.mode": "advise",
     "branches.cleanup_after_merge.regenerable": [
-        ".venv/", "venv/", "node_modules/", "__pycache__/", "*.pyc", ".pytest_cache/",
-        ".mypy_cache/", ".ruff_cache/", ".tox/", ".nox/", "build/", "dist/", "*.egg-info/",
-        ".coverage", "htmlcov/", "target/", ".gradle/", ".next/", ".cache/", ".DS_Store",
+        ".venv/", "venv/", "__pycache__/", "*.py[cod]", "*$py.class", ".pytest_cache/",
+        ".mypy_cache/", ".ruff_cache/", ".pytype/", ".pyre/", ".hypothesis/", ".tox/", ".nox/",
+        "__pypackages__/", ".pdm-build/", "*.egg-info/", ".eggs/", "build/", "dist/", "wheels/",
+        ".coverage", ".coverage.*", "coverage.xml", "htmlcov/", ".ipynb_checkpoints/",
+        "node_modules/", "bower_components/", "jspm_packages/", ".npm/", ".pnpm-store/",
+        ".yarn/cache/", ".next/", ".nuxt/", ".svelte-kit/", ".turbo/", ".parcel-cache/",
+        ".vite/", ".docusaurus/", ".eslintcache", ".stylelintcache", "*.tsbuildinfo",
+        ".nyc_output/", "coverage/", "*.lcov", "target/", ".gradle/", ".kotlin/", "*.class",
+        "cmake-build-*/", ".cache/", ".DS_Store", ".AppleDouble/", ".LSOverride", "Thumbs.db",
     ],
     "branches.sweep.budget_ms": 3000,
     "branches.sweep.behind_threshold": 50,
     "branches.sweep.squash_window": None,
     "branches.sweep.fetch_timeout_s": 60.0,
+    "worktrees.ignored": "strict",
     "worktrees.protected_ignored": [".env*", "*.local"],
     "worktrees.disposable_ignored": [],
     "worktrees.activity_window_hours": 3.0,
@@ -230,7 +237,7 @@ def test_inverted_stages_rejected_under_both_presets(repo: GitRepo, body: str, g
     ("branches:\n  sweep: {budget: 9}\n", 2, "branches.sweep", "budget",
      "budget_ms, behind_threshold, squash_window, fetch_timeout_s"),
     ("worktrees:\n  protected: []\n", 2, "worktrees", "protected",
-     "protected_ignored, disposable_ignored, activity_window_hours, agent_state_dir, "
+     "ignored, protected_ignored, disposable_ignored, activity_window_hours, agent_state_dir, "
      "agent_state_disposable, salvage"),
 ])
 def test_unknown_keys_at_each_level(repo: GitRepo, text: str, line: int, where: str, key: str,
@@ -284,6 +291,8 @@ def test_unknown_keys_at_each_level(repo: GitRepo, text: str, line: int, where: 
     ("branches:\n  stop_guard:\n    yield_env: A-B\n", 3,
      "branches.stop_guard.yield_env: must be an environment variable name (letters, digits, "
      "'_'), got 'A-B'"),
+    ("worktrees:\n  ignored: loose\n", 2,
+     "worktrees.ignored: must be one of strict, lenient, got 'loose'"),
     ("worktrees:\n  salvage: [/etc/passwd]\n", 2,
      "worktrees.salvage[0]: must be a relative path without '..', got '/etc/passwd'"),
     ("branches:\n  remote: a\n  remote: b\n", 3, "branches: duplicate key 'remote'"),
@@ -292,6 +301,18 @@ def test_unknown_keys_at_each_level(repo: GitRepo, text: str, line: int, where: 
 ])
 def test_wrong_types_and_values(repo: GitRepo, text: str, line: int, rest: str) -> None:
     assert load_error(repo, text) == f"{repo.path / '.branchkeeper.yaml'}: line {line}: {rest}"
+
+
+def test_ignored_polarity_key(repo: GitRepo) -> None:
+    from branchkeeper.analysis.ignored import IgnoredRules
+
+    assert IgnoredRules.from_config(load_config(repo.path).config).polarity == "strict"
+    write(repo, "worktrees:\n  ignored: lenient\n  disposable_ignored: [out/]\n")
+    config = load_config(repo.path).config
+    rules = IgnoredRules.from_config(config)
+    assert (rules.polarity, rules.regenerable[-1]) == ("lenient", "out/")
+    assert IgnoredRules.from_config(config, polarity="strict").polarity == "strict"
+    assert rules.agent_state_disposable[-1] == "events.jsonl"  # salvaged first, so disposable
 
 
 def test_unquoted_off_means_off(repo: GitRepo) -> None:

@@ -243,7 +243,11 @@ def test_demo_command_json(capsys: pytest.CaptureFixture[str]) -> None:
     preserved = {n for n, v in got.items()
                  if v[0] in ("merged", "merged_into_line", "patch_equivalent")}
     assert preserved == merged
-    assert report["summary"]["lost_work_risk"] == 4
+    # four unpushed branches, the detached worktree's lonely commit, the dirty agent worktree
+    assert report["summary"]["lost_work_risk"] == 6
+    assert report["summary"]["lost_work_by_kind"] == {
+        "unpushed_branch": 4, "detached_commit": 1, "dirty_worktree": 1, "stash": 0,
+        "kept_ref": 0, "ignored_files": 0}
 
 
 def test_demo_keep_dir_must_be_empty(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

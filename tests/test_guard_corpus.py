@@ -424,12 +424,15 @@ def test_text_ignored(world: Path) -> None:
     p = f"{world}/wt/ignored"
     assert d.text == (
         f"[R-GIT-WORKTREE-REMOVE-FORCE] `git worktree remove {p}` would lose work:\n"
-        "ignored files that no branches.cleanup_after_merge.regenerable glob covers (git worktree "
-        "remove deletes them, --force or not):\n"
-        "  - scratch/notes.md (not listed disposable (--strict-ignored))\n\n"
+        "ignored files the ignored-content rule keeps (not regenerable; git worktree remove "
+        "deletes them, --force or not):\n"
+        "  - scratch/notes.md (not regenerable: no branches.cleanup_after_merge.regenerable "
+        "glob matches)\n\n"
         "First consume each listed ignored path, move it to a tracked home, or delete it "
         f"deliberately; then remove the worktree without --force (git worktree remove {p}), or "
-        f"let `branchkeeper worktree retire {p}` check it for you.\n\n" + BRANCH_LIMIT_PRINCIPLE)
+        f"let `branchkeeper worktree retire {p}` check it for you. To keep the listed files and "
+        f"remove the worktree in one step: `branchkeeper worktree retire --archive-ignored {p}` "
+        "archives them first (branchkeeper undo puts them back).\n\n" + BRANCH_LIMIT_PRINCIPLE)
 
 
 def test_text_push_delete(world: Path) -> None:

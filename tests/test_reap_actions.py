@@ -54,13 +54,17 @@ def test_protected_ignored_and_strict(repo: GitRepo, tmp_path: Path,
         age_files(p)
     data = by_path(reap_json(capsys, repo, "--dry-run"))
     assert (data[str(p_env)]["disposition"], data[str(p_env)]["reason"]) == (
-        "SKIP_PROTECTED_IGNORED", "protected ignored: .env.local (matches protected glob "
-                                  "'.env*')")
-    assert data[str(p_build)]["disposition"] == "REMOVABLE"
-    data = by_path(reap_json(capsys, repo, "--dry-run", "--strict-ignored"))
+        "SKIP_PROTECTED_IGNORED", "ignored files it would lose: .env.local (matches protected "
+                                  "glob '.env*')")
+    # the default polarity: build/ is regenerable, scratch/notes.txt is not
     assert (data[str(p_build)]["disposition"], data[str(p_build)]["reason"]) == (
-        "SKIP_PROTECTED_IGNORED", "protected ignored: scratch/notes.txt (not listed "
-                                  "disposable (--strict-ignored))")  # build/ is regenerable
+        "SKIP_PROTECTED_IGNORED", "ignored files it would lose: scratch/notes.txt (not "
+                                  "regenerable: no branches.cleanup_after_merge.regenerable "
+                                  "glob matches)")
+    assert data == by_path(reap_json(capsys, repo, "--dry-run", "--strict-ignored"))
+    data = by_path(reap_json(capsys, repo, "--dry-run", "--ignored", "lenient"))
+    assert data[str(p_build)]["disposition"] == "REMOVABLE"
+    assert data[str(p_env)]["disposition"] == "SKIP_PROTECTED_IGNORED"  # protected either way
 
 
 def test_agent_state_polarity(repo: GitRepo, tmp_path: Path,
@@ -74,7 +78,7 @@ def test_agent_state_polarity(repo: GitRepo, tmp_path: Path,
         age_files(p)
     data = by_path(reap_json(capsys, repo, "--dry-run"))
     assert (data[str(p_notes)]["disposition"], data[str(p_notes)]["reason"]) == (
-        "SKIP_PROTECTED_IGNORED", "protected ignored: .agentic/plan.md (agent state "
+        "SKIP_PROTECTED_IGNORED", "ignored files it would lose: .agentic/plan.md (agent state "
                                   "(.agentic/) not listed disposable)")
     assert data[str(p_tele)]["disposition"] == "REMOVABLE"
 

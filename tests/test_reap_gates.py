@@ -106,15 +106,16 @@ def test_explain_lists_every_gate(repo: GitRepo, tmp_path: Path,
     path, _ = merged_worktree(repo, tmp_path, "feat-b")
     entry = by_path(reap_json(capsys, repo, "--dry-run"))[str(path)]
     names = [g[0] for g in gates(entry)]
-    assert names == ["present", "not_main", "not_self", "no_hold", "unlocked", "idle", "clean",
-                     "no_nested", "ignored_disposable", "preserved"]
+    assert names == ["present", "not_main", "not_self", "not_protected", "no_hold", "unlocked",
+                     "idle", "clean", "no_nested", "ignored_disposable", "preserved"]
     assert all(g[1] for g in gates(entry))
     _rc, out, _ = bk(capsys, "-C", str(repo.path), "worktree", "reap", "--dry-run", "--explain")
     block = out.split(f"would remove: {path} (feat-b)\n")[1].split("would remove 1")[0]
     assert block.splitlines()[0] == ("  REMOVABLE: every gate passed: removing the checkout "
                                      "loses nothing")
     assert [ln.split(":")[0] for ln in block.splitlines()[1:]] == [
-        "    pass present", "    pass not_main", "    pass not_self", "    pass no_hold",
+        "    pass present", "    pass not_main", "    pass not_self", "    pass not_protected",
+        "    pass no_hold",
         "    pass unlocked", "    pass idle", "    pass clean", "    pass no_nested",
         "    pass ignored_disposable", "    pass preserved"]
 

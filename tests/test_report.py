@@ -54,10 +54,13 @@ def test_report_ranks_worst_first(tmp_path: Path, capsys: pytest.CaptureFixture[
     assert [row["path"] for row in rows] == [str(r["risky"]), str(r["clean"]), str(r["mid"]),
                                              str(r["broken"])]
     risky, clean, mid, broken = rows
-    assert (risky["lost_work"], risky["dirty_worktrees"], risky["unproven_worktrees"],
-            risky["why"]) == (1, 1, 1, ["1 branch(es) at LOST WORK RISK (in no remote ref)",
-                                        "1 dirty worktree(s)",
-                                        "1 worktree(s) on unproven branches"])
+    assert (risky["lost_work"], risky["lost_work_by_kind"], risky["dirty_worktrees"],
+            risky["unproven_worktrees"], risky["why"]) == (
+        2, {"unpushed_branch": 1, "dirty_worktree": 1}, 1, 1,
+        ["2 piece(s) of work at LOST WORK RISK, only in this clone (1 unpushed branch(es), "
+         "1 dirty worktree(s))",
+         "1 dirty worktree(s)",
+         "1 worktree(s) on unproven branches"])
     assert (clean["lost_work"], clean["merged_not_deleted"], clean["why"]) == (
         0, 1, ["1 merged, not deleted"])
     assert mid["why"] == ["nothing to clean"]

@@ -23,7 +23,8 @@ def test_bare_repository_with_linked_worktrees(remote_and_clone: tuple[GitRepo, 
     wt = bare.path.parent / "feature wt"
     bare.git("worktree", "add", "-q", "-b", "feature", str(wt), "main")
     rows = _list(capsys, bare.path)
-    assert (rows[str(bare.path)]["disposition"], rows[str(bare.path)]["reason"]) == (
+    assert (rows[str(bare.path)]["retire"]["disposition"],
+            rows[str(bare.path)]["retire"]["reason"]) == (
         "SKIP_SELF", "the bare repository itself is never removed")
     assert rows[str(wt)]["branch"] == "feature"
     capsys.readouterr()
@@ -41,8 +42,9 @@ def test_unreadable_worktree_is_never_removable(remote_and_clone: tuple[GitRepo,
     (wt / "notes.txt").write_text("uncommitted\n")
     (wt / ".git").write_text("gitdir: /nonexistent/place\n")  # status now fails there
     row = _list(capsys, w.path)[str(wt)]
-    assert row["disposition"] == "SKIP_DIRTY"
-    assert row["reason"].startswith("could not read its status: ")
+    for command in ("retire", "reap"):
+        assert row[command]["disposition"] == "SKIP_DIRTY"
+        assert row[command]["reason"].startswith("could not read its status: ")
     capsys.readouterr()
     assert main(["-C", str(w.path), "worktree", "retire", str(wt)]) == 3
     assert (wt / "notes.txt").read_text() == "uncommitted\n"

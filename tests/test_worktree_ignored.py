@@ -6,7 +6,12 @@ from collections.abc import Mapping, Sequence
 
 import pytest
 
-from branchkeeper.analysis.ignored import Blocked, IgnoredVerdict, classify_ignored
+from branchkeeper.analysis.ignored import (
+    NOT_REGENERABLE,
+    Blocked,
+    IgnoredVerdict,
+    classify_ignored,
+)
 
 PROTECTED = (".env*", "*.local")
 REGEN = (".venv/", "node_modules/", "__pycache__/", "*.pyc", "build/")
@@ -39,7 +44,7 @@ def test_basename_glob_matches_any_depth_and_directories() -> None:
 def test_trailing_slash_matches_only_directories_and_everything_beneath() -> None:
     v = classify(["build", "build/", "a/build/x/y.o", "a/node_modules/"], strict=True)
     # a FILE named build is not the directory glob build/
-    assert v.protected == (Blocked("build", "not listed disposable (--strict-ignored)"),)
+    assert v.protected == (Blocked("build", NOT_REGENERABLE),)
     assert v.disposable == ("build/", "a/build/x/y.o", "a/node_modules/")
 
 
@@ -78,7 +83,7 @@ def test_default_polarity_unknown_file_is_disposable() -> None:
 def test_strict_polarity_unknown_file_is_protected_unless_listed() -> None:
     v = classify(["generated/adapter.json", "notes.txt", "x.pyc"], strict=True,
                  disposable=("generated/",))
-    assert v.protected == (Blocked("notes.txt", "not listed disposable (--strict-ignored)"),)
+    assert v.protected == (Blocked("notes.txt", NOT_REGENERABLE),)
     assert v.disposable == ("generated/adapter.json", "x.pyc")
 
 

@@ -11,6 +11,8 @@ from typing import Any
 import pytest
 
 from branchkeeper.adapters.cli import main
+from branchkeeper.state.journal import Journal
+from branchkeeper.state.statedir import common_dir_of
 from tests.gitrepo import GitRepo
 
 
@@ -46,8 +48,13 @@ def test_clean_branch_worktree_is_removed_branch_kept(repo: GitRepo, tmp_path: P
     (wt / "__pycache__" / "m.pyc").write_text("x")
     rc, out, _ = bk(capsys, "-C", str(repo.path), "worktree", "retire", str(wt))
     shown = str(wt).replace("\n", "\\n")
+    (op,) = Journal(common_dir_of(repo.path)).operations()
+    assert (op.op, [(i.ref, i.old) for i in op.items], op.status.value) == (
+        "worktree-retire", [("refs/heads/feat/a", tip)], "done")
     assert (rc, out) == (0, f"removed worktree {shown}\n"
-                            f"branch feat/a kept at {tip}\n")
+                            f"branch feat/a kept at {tip}\n"
+                            f"restore: {shlex.join(['git', 'worktree', 'add', str(wt), 'feat/a'])}"
+                            f"\nundo: branchkeeper undo {op.id}\n")
     assert not wt.exists()
     assert repo.rev("refs/heads/feat/a") == tip
 
@@ -65,8 +72,15 @@ def test_dirty_worktree_is_held(repo: GitRepo, tmp_path: Path,
                              "reason": "retire blocked: SKIP_DIRTY",
                              "revisit": "the blockers are resolved",
                              "since": data["held"]["since"], "auto": True, "blockers": blockers},
-                    "disposition": "SKIP_DIRTY", "blockers": blockers, "triage": None,
-                    "pinned": None}
+                    "refused": False, "disposition": "SKIP_DIRTY", "blockers": blockers,
+                    "triage": None, "pinned": None, "hint": None, "retire": data["retire"]}
+    assert data["retire"]["disposition"] == "SKIP_DIRTY"
+    rc, out, _ = bk(capsys, "-C", str(repo.path), "worktree", "retire", str(wt))
+    assert (rc, out) == (3, f"kept worktree {wt}: SKIP_DIRTY\n"
+                            f"  blocker: {blockers[0]}\n"
+                            f"recorded an automatic hold (owner {data['held']['owner']}): it says "
+                            "why the worktree stays and ends when a later retire removes it; "
+                            "see: branchkeeper worktree retire --list-holds\n")
     assert wt.exists()
     rc, out, _ = bk(capsys, "-C", str(repo.path), "worktree", "retire", "--list-holds", "--json")
     assert [h["path"] for h in json.loads(out)["holds"]] == [str(wt)]
@@ -89,23 +103,27 @@ def test_protected_ignored_blocks_pycache_does_not(repo: GitRepo, tmp_path: Path
     (wt / "scratch" / ".env.local").write_text("SECRET=1\n")
     rc, data = retire_json(capsys, repo, wt)
     assert rc == 3 and data["blockers"] == [
-        "SKIP_PROTECTED_IGNORED: protected ignored: scratch/.env.local "
+        "SKIP_PROTECTED_IGNORED: ignored files it would lose: scratch/.env.local "
         "(matches protected glob '.env*')"]
     (wt / "scratch" / ".env.local").unlink()
     rc, data = retire_json(capsys, repo, wt)
     assert rc == 0 and not wt.exists()
 
 
-def test_strict_ignored_blocks_unlisted(repo: GitRepo, tmp_path: Path,
-                                        capsys: pytest.CaptureFixture[str]) -> None:
+def test_ignored_not_regenerable_blocks_unless_lenient(repo: GitRepo, tmp_path: Path,
+                                                       capsys: pytest.CaptureFixture[str]) -> None:
     wt = tmp_path / "w"
     repo.worktree_add(wt, "-b", "w")
     (wt / "scratch").mkdir()
     (wt / "scratch" / "notes.md").write_text("n")
-    rc, data = retire_json(capsys, repo, wt, "--strict-ignored")
-    assert rc == 3 and data["blockers"] == [
-        "SKIP_PROTECTED_IGNORED: protected ignored: scratch/notes.md "
-        "(not listed disposable (--strict-ignored))"]
+    for polarity in ((), ("--strict-ignored",), ("--ignored", "strict")):  # the default, spelled
+        rc, data = retire_json(capsys, repo, wt, *polarity)
+        assert rc == 3 and data["blockers"] == [
+            "SKIP_PROTECTED_IGNORED: ignored files it would lose: scratch/notes.md "
+            "(not regenerable: no branches.cleanup_after_merge.regenerable glob matches)"]
+        assert data["hint"] == f"branchkeeper worktree retire --archive-ignored {wt}"
+    rc, data = retire_json(capsys, repo, wt, "--ignored", "lenient")  # the second document's
+    assert rc == 0 and not wt.exists()
 
 
 def test_c03_detached_leftovers(repo: GitRepo, tmp_path: Path,
@@ -117,9 +135,9 @@ def test_c03_detached_leftovers(repo: GitRepo, tmp_path: Path,
     sha = w2.commit("lonely", files={"l.txt": "l\n"}, days_ago=30)
     rc, out, _ = bk(capsys, "-C", str(repo.path), "worktree", "list", "--json")
     rows = {r["path"]: r for r in json.loads(out)["worktrees"]}
-    assert rows[str(w1p)]["disposition"] == "SKIP_DIRTY"
+    assert rows[str(w1p)]["retire"]["disposition"] == "SKIP_DIRTY"
     triage = shlex.join(["git", "-C", str(w2p), "branch", "-r", "--contains", sha])
-    assert (rows[str(w2p)]["disposition"], rows[str(w2p)]["triage"]) == (
+    assert (rows[str(w2p)]["retire"]["disposition"], rows[str(w2p)]["retire"]["triage"]) == (
         "SKIP_UNREFERENCED_COMMIT", triage)
     assert triage == f"git -C '{w2p}' branch -r --contains {sha}"
     rc, data = retire_json(capsys, repo, w2p)
@@ -129,9 +147,14 @@ def test_c03_detached_leftovers(repo: GitRepo, tmp_path: Path,
     repo.git("push", "-q", "origin", f"{sha}:refs/heads/rescued")
     repo.git("fetch", "-q", "origin")
     rc, data = retire_json(capsys, repo, w2p)
+    op = Journal(common_dir_of(repo.path)).operations()[-1]
     assert rc == 0 and data == {"removed": str(w2p), "branch": None, "head": sha,
                                 "kept": f"detached HEAD {sha[:10]} is in "
-                                        "refs/remotes/origin/rescued", "pinned": None}
+                                        "refs/remotes/origin/rescued", "pinned": None,
+                                "salvaged": [], "operation": op.id, "archive": None,
+                                "restore": [shlex.join(["git", "worktree", "add", "--detach",
+                                                        str(w2p), sha])]}
+    assert (op.op, op.items) == ("worktree-retire", ())  # held by a ref that is not ours
     assert not w2p.exists() and w1p.exists()
 
 
@@ -142,8 +165,12 @@ def test_pin_then_retire(repo: GitRepo, tmp_path: Path,
     sha = w.commit("unpushed", files={"u.txt": "u\n"})
     rc, out, _ = bk(capsys, "-C", str(repo.path), "worktree", "retire", "--pin", str(wp))
     ref = f"refs/branchkeeper/pinned/det-{sha[:10]}"
+    op = Journal(common_dir_of(repo.path)).operations()[-1]
     assert (rc, out) == (0, f"removed worktree {wp}\nkept: detached HEAD {sha[:10]} is in {ref}\n"
-                            f"pinned as {ref}\n")
+                            f"pinned as {ref}\n"
+                            f"restore: git worktree add --detach {wp} {sha}\n"
+                            f"undo: branchkeeper undo {op.id}\n")
+    assert [(i.ref, i.old) for i in op.items] == [(ref, sha)]
     assert repo.rev(ref) == sha
 
 
@@ -156,8 +183,8 @@ def test_nested_worktree_blocks(repo: GitRepo, tmp_path: Path,
     rc, data = retire_json(capsys, repo, outer)
     assert rc == 3 and data["blockers"] == [
         f"SKIP_NESTED: nested: worktree {inner}",
-        "SKIP_PROTECTED_IGNORED: protected ignored: scratch/ (ignored directory too large, "
-        "unreadable or holding a checkout)"]
+        "SKIP_PROTECTED_IGNORED: ignored files it would lose: scratch/ (ignored directory too "
+        "large, unreadable or holding a checkout)"]
     assert outer.exists() and inner.exists()
 
 
@@ -185,18 +212,27 @@ def test_explicit_hold_release_and_self(repo: GitRepo, tmp_path: Path,
     assert data["held"]["auto"] is False
     rc, out, _ = bk(capsys, "-C", str(repo.path), "worktree", "retire", "--release", str(wp))
     assert (rc, out) == (0, f"hold released on {wp}\n")
-    # run from inside the worktree itself: SKIP_SELF
+    # run from inside the worktree itself: SKIP_SELF, refused without a hold (nothing to revisit)
     rc, out, _ = bk(capsys, "-C", str(wp), "worktree", "retire", str(wp), "--json")
-    assert rc == 3 and json.loads(out)["blockers"] == ["SKIP_SELF: this command runs inside it"]
+    data = json.loads(out)
+    assert (rc, data["blockers"], data["held"], data["refused"]) == (
+        5, ["SKIP_SELF: this command runs inside it"], None, True)
 
 
 def test_main_worktree_and_not_a_worktree(repo: GitRepo, tmp_path: Path,
                                           capsys: pytest.CaptureFixture[str]) -> None:
     rc, data = retire_json(capsys, repo, repo.path)
-    assert rc == 3 and data["blockers"][0] == "SKIP_SELF: the main worktree is never removed"
+    assert rc == 5 and data["blockers"] == [
+        "SKIP_SELF: the main worktree is never removed", "SKIP_SELF: this command runs inside it",
+        "SKIP_PROTECTED_BRANCH: main is the default branch: its checkout is never removed"]
+    assert data["held"] is None
     rc, out, err = bk(capsys, "-C", str(repo.path), "worktree", "retire", str(tmp_path))
     assert (rc, out, err) == (4, "", f"branchkeeper: error: {tmp_path} is not a worktree of this "
                                      "repository (see: branchkeeper worktree list)\n")
+
+
+def _gates(*rows: tuple[str, bool, str]) -> list[dict[str, object]]:
+    return [{"name": n, "passed": p, "detail": d} for n, p, d in rows]
 
 
 def test_list_json_whole_output(repo: GitRepo, tmp_path: Path,
@@ -207,48 +243,57 @@ def test_list_json_whole_output(repo: GitRepo, tmp_path: Path,
     shutil.rmtree(wp)
     rc, out, err = bk(capsys, "-C", str(repo.path), "worktree", "list", "--json")
     assert (rc, err) == (0, "")
-    rows = json.loads(out)["worktrees"]
-    for r in rows:  # times depend on the clock
-        assert r.pop("last_activity") is None or r["age_hours"] is not None
-        r.pop("age_hours")
+    doc = json.loads(out)
+    assert (doc["pr_evidence"], doc["notes"]) == ("PR evidence: not needed", [])
+    rows = doc["worktrees"]
+    main_row = rows[0]
+    # the main worktree's files were written by this test: idle 0 h by the suite's clock
+    assert (main_row.pop("idle_hours"), main_row.pop("added_hours")) == (0.0, 0.0)
+    assert isinstance(main_row.pop("last_activity"), float)
     main_head = repo.rev("HEAD")
-    assert rows == [
-        {"path": str(repo.path), "branch": "main", "head": main_head, "detached": False,
-         "main": True, "bare": False, "locked": False, "lock_reason": None, "prunable": False,
-         "prunable_reason": None, "dirty": {"tracked": 0, "untracked": 0},
-         "ignored": {"count": 0, "protected": []}, "nested": [], "activity_capped": False,
-         "hold": None, "disposition": "SKIP_SELF", "reason": "the main worktree is never removed",
-         "triage": None,
-         "branch_state": {"state": "default", "containment": None, "containing_ref": None,
-                          "proof": None, "ahead": None, "reason": ""},
-         "gates": [
-             {"name": "present", "passed": True, "detail": "directory present"},
-             {"name": "not_main", "passed": False, "detail": "the main worktree is never removed"},
-             {"name": "not_self", "passed": False, "detail": "this command runs inside it"},
-             {"name": "no_hold", "passed": True, "detail": "no explicit hold"},
-             {"name": "unlocked", "passed": True, "detail": "not locked"},
-             {"name": "clean", "passed": True, "detail": "no tracked changes, no untracked files"},
-             {"name": "no_nested", "passed": True, "detail": "no nested checkout"},
-             {"name": "ignored_disposable", "passed": True, "detail": "no ignored files"},
-             {"name": "commit_kept", "passed": True, "detail": "branch main keeps it"}]},
-        {"path": str(wp), "branch": "gone", "head": head, "detached": False, "main": False,
-         "bare": False, "locked": False, "lock_reason": None, "prunable": True,
-         "prunable_reason": "gitdir file points to non-existent location", "dirty": None,
-         "ignored": None, "nested": [], "activity_capped": False, "hold": None,
-         "disposition": "SKIP_PRUNABLE",
-         "reason": "prunable: gitdir file points to non-existent location",
-         "triage": None,
-         "branch_state": {"state": "live", "containment": None, "containing_ref": None,
-                          "proof": None, "ahead": 0, "reason": "unstarted: at the same tip as "
-                                                               "main"},
-         "gates": [
-             {"name": "present", "passed": False,
-              "detail": "prunable: gitdir file points to non-existent location"},
-             {"name": "not_main", "passed": True, "detail": "a linked worktree"},
-             {"name": "not_self", "passed": True, "detail": "the command runs elsewhere"},
-             {"name": "no_hold", "passed": True, "detail": "no explicit hold"},
-             {"name": "unlocked", "passed": True, "detail": "not locked"},
-             {"name": "commit_kept", "passed": True, "detail": "branch gone keeps it"}]},
-    ]
+    never = "the main worktree is never removed"
+    protected = "main is the default branch: its checkout is never removed"
+    common = [("present", True, "directory present"), ("not_main", False, never),
+              ("not_self", False, "this command runs inside it"),
+              ("not_protected", False, protected), ("no_hold", True, "no explicit hold"),
+              ("unlocked", True, "not locked")]
+    contents = [("clean", True, "no tracked changes, no untracked files"),
+                ("no_nested", True, "no nested checkout"),
+                ("ignored_disposable", True, "no ignored files")]
+    assert main_row == {
+        "path": str(repo.path), "branch": "main", "head": main_head, "detached": False,
+        "main": True, "bare": False, "locked": False, "lock_reason": None, "prunable": False,
+        "prunable_reason": None, "dirty": {"tracked": 0, "untracked": 0},
+        "ignored": {"count": 0, "kept": []}, "nested": [], "activity_capped": False,
+        "hold": None,
+        "retire": {"disposition": "SKIP_SELF", "reason": never, "triage": None,
+                   "gates": _gates(*common, *contents,
+                                   ("commit_kept", True, "branch main keeps it"))},
+        "reap": {"disposition": "SKIP_SELF", "reason": never, "triage": None,
+                 "gates": _gates(*common, ("idle", False, "last activity 0.0 h ago, within the "
+                                                          "3 h activity window"),
+                                 *contents, ("preserved", False, "branch main is default: "
+                                             "never judged finished by the reaper"))},
+        "branch_state": {"state": "default", "containment": None, "containing_ref": None,
+                         "proof": None, "ahead": None, "reason": ""}}
+    gone = "prunable: gitdir file points to non-existent location"
+    linked = [("present", False, gone), ("not_main", True, "a linked worktree"),
+              ("not_self", True, "the command runs elsewhere"),
+              ("not_protected", True, "gone is a work branch"),
+              ("no_hold", True, "no explicit hold"), ("unlocked", True, "not locked")]
+    assert rows[1] == {
+        "path": str(wp), "branch": "gone", "head": head, "detached": False, "main": False,
+        "bare": False, "locked": False, "lock_reason": None, "prunable": True,
+        "prunable_reason": "gitdir file points to non-existent location", "dirty": None,
+        "ignored": None, "nested": [], "last_activity": None, "idle_hours": None,
+        "added_hours": None, "activity_capped": False, "hold": None,
+        "retire": {"disposition": "SKIP_PRUNABLE", "reason": gone, "triage": None,
+                   "gates": _gates(*linked, ("commit_kept", True, "branch gone keeps it"))},
+        "reap": {"disposition": "SKIP_PRUNABLE", "reason": gone, "triage": None,
+                 "gates": _gates(*linked)},
+        "branch_state": {"state": "live", "containment": None, "containing_ref": None,
+                         "proof": None, "ahead": 0,
+                         "reason": "unstarted: at the same tip as main"}}
+    assert len(rows) == 2
     rc, out, _ = bk(capsys, "-C", str(repo.path), "worktree", "list")
     assert rc == 0 and "SKIP_PRUNABLE" in out

@@ -18,15 +18,18 @@ from dataclasses import dataclass, field, replace
 from enum import StrEnum
 from pathlib import Path
 
+from branchkeeper.actions.worktree_removal import kept_ignored
 from branchkeeper.analysis.dispositions import describe
+from branchkeeper.analysis.ignored import Polarity
 from branchkeeper.analysis.inventory import Inventory
+from branchkeeper.analysis.reap_gates import covered
 from branchkeeper.analysis.refusal_facts import RefusalContext
-from branchkeeper.analysis.worktree_status import (
-    IgnoredRules,
-    classify_worktree_ignored,
-    worktree_status,
+from branchkeeper.analysis.worktree_record import (
+    WorktreeRecord,
+    WorktreeSettings,
+    classify_worktrees,
+    worktree_context,
 )
-from branchkeeper.git.run import GitError
 from branchkeeper.git.types import Oid
 from branchkeeper.model.config import Config
 from branchkeeper.model.records import BranchAction, BranchRecord, CommandVerdict, Proof
@@ -65,6 +68,8 @@ class BranchItem:
     blocking: tuple[str, ...] = ()
     restore: str = ""
     remote: str | None = None
+    #: ignored files of ``worktree`` to archive before it is removed (``--archive-ignored``)
+    archive: tuple[str, ...] = ()
 
     @property
     def ref(self) -> str:
@@ -183,48 +188,31 @@ def _remote_item(inv: Inventory, ctx: RefusalContext, rec: BranchRecord) -> Bran
     return replace(_item(rec, tip, rec.actions.delete_remote, proof), remote=inv.remote)
 
 
-def _worktree_check(inv: Inventory, config: Config, path: str) -> tuple[str, ...]:
-    """Why the linked worktree at ``path`` cannot be removed without loss (empty: it can).
-
-    Clean (no tracked change, no untracked file), unlocked, no nested checkout, and every
-    ignored path matches ``branches.cleanup_after_merge.regenerable`` (strict polarity: a path
-    that matches none blocks, and is named).
-    """
-    wt = next((w for w in inv.worktrees if str(w.path) == path), None)
-    if wt is None or not Path(path).is_dir():
-        return ("SKIP_UNPROVEN: worktree directory missing (run: git worktree prune)",)
-    if wt.locked:
-        return (f"SKIP_LOCKED: locked{': ' + wt.lock_reason if wt.lock_reason else ''}",)
-    try:
-        status = worktree_status(Path(path), worktrees=inv.worktrees)
-    except (GitError, ValueError) as exc:
-        return (f"SKIP_UNPROVEN: status failed: {str(exc).splitlines()[0]}",)
-    blocks: list[str] = []
-    if status.dirty:
-        blocks += [f"SKIP_DIRTY: {p}" for p in (*status.tracked, *status.untracked)]
-    blocks += [f"SKIP_PROTECTED_IGNORED: nested checkout {n.path}" for n in status.nested]
-    wcfg = config.worktrees
-    rules = IgnoredRules(protected=tuple(wcfg.protected_ignored),
-                         regenerable=tuple(config.branches.cleanup_after_merge.regenerable),
-                         disposable=(), strict=True, agent_state_dir=wcfg.agent_state_dir,
-                         agent_state_disposable=())
-    verdict = classify_worktree_ignored(status, rules)
-    blocks += [f"SKIP_PROTECTED_IGNORED: {b.path} ({b.reason})" for b in verdict.blocking]
-    return tuple(blocks)
+def _worktree_records(inv: Inventory, config: Config, paths: Sequence[str], *,
+                      polarity: Polarity | None) -> dict[str, WorktreeRecord]:
+    """The one worktree record of each linked worktree at ``paths`` (one ``status`` each)."""
+    if not paths:
+        return {}
+    ctx = worktree_context(inv.facts, config, inventory=inv, worktrees=list(inv.worktrees),
+                           settings=WorktreeSettings(polarity=polarity))
+    wanted = [w for w in inv.worktrees if str(w.path) in set(paths)]
+    return {str(r.worktree.path): r for r in classify_worktrees(ctx, only=wanted)}
 
 
 def plan_sweep_clean(inv: Inventory, ctx: RefusalContext, config: Config, *,
-                     current_worktree: Path | None) -> Plan:
+                     current_worktree: Path | None, polarity: Polarity | None = None,
+                     archive_ignored: bool = False) -> Plan:
     """Plan ``sweep --clean`` (issue 3, section 4): every local branch in ``merged``,
-    ``merged_into_line`` or ``patch_equivalent`` minus refusals; a proven branch checked out in
+    ``merged_into_line`` or ``patch_equivalent`` minus refusals. A proven branch checked out in
     a linked worktree (not the main one, not the one the command runs in) goes with its worktree
-    only when :func:`_worktree_check` finds nothing to lose, else it is ``BLOCKED`` and named
-    with the blocking paths. Every other branch is listed ``KEPT`` with its state and reason.
+    only when that worktree's record lets ``retire`` remove it (clean, unlocked, no hold, no
+    nested checkout, no ignored file the ignored-content rule keeps; with ``archive_ignored``
+    such files are archived first), else it is ``BLOCKED`` and named with the blocking paths.
+    Every other branch is listed ``KEPT`` with its state and reason.
     """
     items: list[BranchItem] = []
-    blocked: dict[str, tuple[str, ...]] = {}
-    removable: set[str] = set()
     here = current_worktree.resolve() if current_worktree is not None else None
+    candidates: dict[str, str] = {}
     for rec in inv.records:
         if rec.local_tip is None or rec.actions is None:
             continue
@@ -239,11 +227,20 @@ def plan_sweep_clean(inv: Inventory, ctx: RefusalContext, config: Config, *,
             continue
         if static_refusal(rec.name, replace(ctx, checked_out={})) is not None:
             continue
-        reasons = _worktree_check(inv, config, where.path)
-        if reasons:
-            blocked[rec.name] = reasons
+        candidates[rec.name] = where.path
+    records = _worktree_records(inv, config, list(candidates.values()), polarity=polarity)
+    blocked: dict[str, tuple[str, ...]] = {}
+    removable: dict[str, tuple[str, ...]] = {}
+    for name, path in candidates.items():
+        record = records.get(path)
+        if record is None:
+            blocked[name] = ("SKIP_PRUNABLE: worktree directory missing (run: git worktree "
+                             "prune)",)
+        elif covered(record.retire, record.inputs.base.ignored, archive_ignored=archive_ignored):
+            removable[name] = tuple(kept_ignored(record.inputs.base.ignored)) \
+                if archive_ignored else ()
         else:
-            removable.add(rec.name)
+            blocked[name] = tuple(record.blocking_lines())
     items = _apply_refusals(items, ctx, removable=frozenset(removable))
     out: list[BranchItem] = []
     for item in items:
@@ -254,7 +251,7 @@ def plan_sweep_clean(inv: Inventory, ctx: RefusalContext, config: Config, *,
                            reason=f"{item.proof and describe(item.proof)}; kept: its worktree "
                                   f"{where.path} holds work")
         elif item.name in removable and item.action is Action.DELETE and where is not None:
-            item = replace(item, worktree=where.path)
+            item = replace(item, worktree=where.path, archive=removable[item.name])
         out.append(item)
     return Plan("sweep-clean", inv, out)
 

@@ -12,13 +12,17 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
+from pathlib import Path
 
+from branchkeeper.actions.archive import ArchiveError, archive_files
 from branchkeeper.actions.bundle import BundleRaceError, create_bundle
 from branchkeeper.actions.cleanup import Action, BranchItem, Plan
 from branchkeeper.actions.refupdate import RefOutcome, delete_refs_cas
 from branchkeeper.actions.remote_delete import live_tips, push_delete, push_restore_command
-from branchkeeper.git.run import GitError, run_git
+from branchkeeper.actions.worktree_removal import SalvageError, git_worktree_remove, salvage
+from branchkeeper.git.run import GitError
 from branchkeeper.git.types import Oid
+from branchkeeper.state.archives import ArchiveInfo
 from branchkeeper.state.bundles import BundleInfo
 from branchkeeper.state.faults import fault
 from branchkeeper.state.journal import ItemOutcome, ItemResult, Journal, JournalItem, OpStatus
@@ -43,6 +47,8 @@ class Outcome:
     bundle: BundleInfo | None = None
     op_id: str | None = None
     notes: list[str] = field(default_factory=list)
+    #: branch -> the archive of its worktree's kept ignored files (``--archive-ignored``)
+    archives: dict[str, ArchiveInfo] = field(default_factory=dict)
 
     @property
     def all_done(self) -> bool:
@@ -121,20 +127,27 @@ def execute(plan: Plan, *, op: str, fetch_timeout_s: float) -> Outcome:
     worktrees = sorted({i.worktree for i in local.values() if i.worktree})
     note = "; ".join([*plan.notes, *([f"worktrees removed first: {', '.join(worktrees)}"]
                                       if worktrees else [])])
-    op_id = journal.begin(op, items, bundle=bundle, note=note)
-    fault(f"{op}.after_begin")
-    outcome.op_id = op_id
     results: dict[str, BranchItem] = {}
     for n in raced_local:
         results[n] = replace(local[n], action=Action.RACED, reason="moved while the bundle was "
                              "written; kept")
+    archives, unarchived = _archives(plan, {n: i for n, i in local.items() if n not in results})
+    outcome.archives = archives
+    op_id = journal.begin(op, items, bundle=bundle, note=note, archives=list(archives.values()))
+    fault(f"{op}.after_begin")
+    outcome.op_id = op_id
     expected: dict[str, Oid] = {}
     for n, i in local.items():
         if n in results:
             continue
+        if n in unarchived:
+            results[n] = replace(i, action=Action.FAILED, reason="worktree not removed, branch "
+                                 f"kept: {unarchived[n]}")
+            journal.record(op_id, ItemResult(i.ref, ItemOutcome.KEPT, results[n].reason))
+            continue
         if i.worktree:
             fault(f"{op}.before_worktree_remove")
-            error = _remove_worktree(facts.root, i.worktree)
+            error = _remove_worktree(plan, i.worktree)
             fault(f"{op}.after_worktree_remove")
             if error:
                 results[n] = replace(i, action=Action.FAILED,
@@ -183,13 +196,37 @@ def execute(plan: Plan, *, op: str, fetch_timeout_s: float) -> Outcome:
     return outcome
 
 
-def _remove_worktree(root: object, path: str) -> str:
-    """``git worktree remove <path>`` (never ``--force``); git's error text or ``""``."""
-    result = run_git(["worktree", "remove", path], cwd=str(root), check=False)
-    if result.returncode == 0:
-        return ""
-    return result.stderr.decode("utf-8", "replace").strip().splitlines()[-1:][0] \
-        if result.stderr.strip() else f"exit {result.returncode}"
+def _archives(plan: Plan, local: dict[str, BranchItem]
+              ) -> tuple[dict[str, ArchiveInfo], dict[str, str]]:
+    """Archive the kept ignored files of each worktree about to go (``--archive-ignored``):
+    (branch -> archive, branch -> why its archive failed: that worktree stays)."""
+    done: dict[str, ArchiveInfo] = {}
+    failed: dict[str, str] = {}
+    facts = plan.inventory.facts
+    by_path = {str(w.path): w for w in plan.inventory.worktrees}
+    for n, i in local.items():
+        wt = by_path.get(i.worktree or "")
+        if not i.archive or wt is None:
+            continue
+        try:
+            done[n] = archive_files(facts.common_dir, wt.path, i.archive, branch=wt.branch,
+                                    head=wt.head, label=wt.path.name)
+        except ArchiveError as exc:
+            failed[n] = f"archive failed: {exc}"
+    return done, failed
+
+
+def _remove_worktree(plan: Plan, path: str) -> str:
+    """Salvage the agent-state files, then ``git worktree remove <path>`` (never ``--force``);
+    the reason it stayed, or ``""``."""
+    facts = plan.inventory.facts
+    cfg = plan.inventory.config.worktrees
+    try:
+        salvage(Path(path), facts.main_root, agent_dir=cfg.agent_state_dir,
+                paths=list(cfg.salvage))
+    except SalvageError as exc:
+        return f"salvage failed: {exc}"
+    return git_worktree_remove(facts.root, Path(path))
 
 
 def _delete_remote(plan: Plan, go: dict[str, BranchItem], raced: set[str],

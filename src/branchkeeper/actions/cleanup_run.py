@@ -13,6 +13,7 @@ from collections.abc import Callable, Iterator, Sequence
 
 from branchkeeper.actions.cleanup import Plan, plan_delete, plan_prune, plan_sweep_clean
 from branchkeeper.actions.cleanup_exec import Outcome, dry_run, execute
+from branchkeeper.analysis.ignored import Polarity
 from branchkeeper.analysis.inventory import build_inventory
 from branchkeeper.analysis.refusal_facts import read_refusal_context
 from branchkeeper.git.repo import RepoFacts
@@ -56,14 +57,18 @@ def run_delete(facts: RepoFacts, config: Config, names: Sequence[str], *, remote
 
 
 def run_sweep_clean(facts: RepoFacts, config: Config, *, dry: bool,
-                    lock_wait_s: float = LOCK_WAIT_S) -> Outcome:
+                    lock_wait_s: float = LOCK_WAIT_S, polarity: Polarity | None = None,
+                    archive_ignored: bool = False) -> Outcome:
     """``branchkeeper sweep --clean``: one bundle, one journal operation for every proven
-    branch, linked worktrees removed only when nothing in them would be lost."""
+    branch, linked worktrees removed only when nothing in them would be lost (``polarity`` of
+    the ignored-content rule; ``archive_ignored``: archive the ignored files it keeps, then
+    remove)."""
     with _maybe_lock(facts, act=not dry, wait_s=lock_wait_s):
         inv = build_inventory(facts, config, use_cache=True)
         ctx = read_refusal_context(facts, config, default_name=inv.default.name,
                                    worktrees=inv.worktrees)
-        plan = plan_sweep_clean(inv, ctx, config, current_worktree=facts.toplevel)
+        plan = plan_sweep_clean(inv, ctx, config, current_worktree=facts.toplevel,
+                                polarity=polarity, archive_ignored=archive_ignored)
         if dry:
             return dry_run(plan)
         return execute(plan, op="sweep-clean",

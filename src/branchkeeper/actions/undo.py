@@ -6,7 +6,10 @@ the ref is recreated at its recorded old tip: from the object store when the com
 there, else fetched from the operation's bundle first. Restoration is one compare-and-create
 transaction (:func:`create_refs` with ``must_not_exist``), so a ref that exists again at another
 tip is never overwritten: it is a conflict, with the command that restores it under another name.
-Remote items are never pushed: the push command is printed. Every undo that acts is journaled.
+Remote items are never pushed: the push command is printed. An operation that archived a
+worktree's ignored files before removing it gets them back: the checkout is re-created when its
+directory is gone (``git worktree add``), then every archived file that is not there yet is
+written (an existing file is never overwritten). Every undo that acts is journaled.
 """
 
 from __future__ import annotations
@@ -16,10 +19,12 @@ from dataclasses import dataclass
 from enum import Enum
 from pathlib import Path
 
+from branchkeeper.actions.archive import ArchiveError, restore_archive
 from branchkeeper.actions.refupdate import RefOutcome, RefResult, create_refs, missing_commits
 from branchkeeper.errors import BranchkeeperError
 from branchkeeper.git.run import run_git
 from branchkeeper.git.types import Oid, RefName
+from branchkeeper.state.archives import ArchiveInfo
 from branchkeeper.state.faults import fault
 from branchkeeper.state.journal import ItemOutcome, Journal, JournalItem, Operation, UndoRecord, result_key
 from branchkeeper.state.lock import MUTATION_LOCK, repo_lock
@@ -55,23 +60,48 @@ class UndoItem:
 
 
 @dataclass(frozen=True, slots=True)
+class ArchiveUndo:
+    """The files of one archive put back (or, in a dry run, that would be): ``outcome`` is
+    ``RESTORED`` (every member written, or already there with the same path), ``CONFLICT``
+    (some paths were taken by other files, which were left alone: ``kept``), or ``FAILED``
+    (``reason`` says why; ``command`` restores by hand). ``recreated``: the checkout was
+    re-created first."""
+
+    archive: ArchiveInfo
+    outcome: UndoOutcome
+    restored: tuple[str, ...] = ()
+    kept: tuple[str, ...] = ()
+    reason: str = ""
+    command: str = ""
+    recreated: bool = False
+
+    @property
+    def key(self) -> str:
+        """Its key in the journal's undo results."""
+        return f"archive:{self.archive.path}"
+
+
+@dataclass(frozen=True, slots=True)
 class UndoReport:
     """The result of :func:`undo_operation`. ``already_undone`` is set (and nothing was done)
-    when the operation had been undone before."""
+    when the operation had been undone before. ``archives``: one entry per archive of ignored
+    files the operation wrote."""
 
     operation: Operation
     dry_run: bool
     items: tuple[UndoItem, ...]
     already_undone: UndoRecord | None = None
+    archives: tuple[ArchiveUndo, ...] = ()
 
     @property
     def status(self) -> str:
         """``done`` (nothing failed or conflicted), ``partial``, or ``failed`` (nothing restored
         and something failed or conflicted)."""
-        bad = sum(i.outcome in (UndoOutcome.CONFLICT, UndoOutcome.FAILED) for i in self.items)
+        outcomes = [i.outcome for i in self.items] + [a.outcome for a in self.archives]
+        bad = sum(o in (UndoOutcome.CONFLICT, UndoOutcome.FAILED) for o in outcomes)
         if not bad:
             return "done"
-        good = sum(i.outcome in (UndoOutcome.RESTORED, UndoOutcome.PRESENT) for i in self.items)
+        good = sum(o in (UndoOutcome.RESTORED, UndoOutcome.PRESENT) for o in outcomes)
         return "partial" if good else "failed"
 
 
@@ -153,9 +183,75 @@ def undo_operation(repo: Path, common_dir: Path, op_id: str | None, *, dry_run: 
     with repo_lock(common_dir, MUTATION_LOCK, wait_s=lock_wait_s):
         report = _plan(repo, operation, act=True)
         fault("undo.after_create")
-        journal.record_undo(operation.id, report.status,
-                            {i.ref: (i.outcome.value, i.reason) for i in report.items})
+        results = {i.ref: (i.outcome.value, i.reason) for i in report.items}
+        results.update({a.key: (a.outcome.value, a.reason) for a in report.archives})
+        journal.record_undo(operation.id, report.status, results)
     return report
+
+
+def _checkout_missing(repo: Path, info: ArchiveInfo) -> str | None:
+    """Re-create the checkout the archive came from (``git worktree add``, the branch when it
+    exists, else the recorded commit detached); git's error, or ``None``."""
+    branch = info.branch.removeprefix("refs/heads/") if info.branch else None
+    if branch is not None and run_git(["rev-parse", "--verify", "-q", f"{info.branch}^{{commit}}"],
+                                      cwd=repo, check=False).returncode == 0:
+        args = ["worktree", "add", "-q", info.worktree, branch]
+    elif info.head is not None:
+        args = ["worktree", "add", "-q", "--detach", info.worktree, str(info.head)]
+    else:
+        return "the archive records no branch or commit to check out"
+    res = run_git(args, cwd=repo, check=False)
+    if res.returncode == 0:
+        return None
+    lines = res.stderr.decode("utf-8", "replace").strip().splitlines()
+    return lines[-1] if lines else f"exit {res.returncode}"
+
+
+def _is_worktree(repo: Path, path: str) -> bool:
+    from branchkeeper.git.repo import parse_worktree_porcelain
+
+    out = run_git(["worktree", "list", "--porcelain", "-z"], cwd=repo, check=False)
+    if out.returncode != 0:
+        return False
+    return any(str(w.path) == path for w in parse_worktree_porcelain(out.stdout, nul=True))
+
+
+def _undo_archive(repo: Path, info: ArchiveInfo, *, act: bool) -> ArchiveUndo:
+    """Put one archive's files back: re-create the checkout when its directory is gone, then
+    write every member that is not there yet (never over an existing file)."""
+    by_hand = f"{info.checkout_command()} && {info.restore_command()}"
+    exists = Path(info.worktree).exists()
+    if exists and not _is_worktree(repo, info.worktree):
+        return ArchiveUndo(info, UndoOutcome.FAILED, reason=f"{info.worktree} exists and is not "
+                           "a worktree of this repository; files not restored",
+                           command=info.restore_command())
+    if not act:
+        why = (f"{len(info.members)} file(s)" + ("" if exists else
+               "; the checkout is re-created first"))
+        return ArchiveUndo(info, UndoOutcome.RESTORED, reason=why)
+    recreated = False
+    if not exists:
+        error = _checkout_missing(repo, info)
+        if error is not None:
+            return ArchiveUndo(info, UndoOutcome.FAILED, reason=f"could not re-create the "
+                               f"checkout: {error}", command=by_hand)
+        recreated = True
+    try:
+        done = restore_archive(info)
+    except ArchiveError as exc:
+        return ArchiveUndo(info, UndoOutcome.FAILED, reason=str(exc), command=by_hand,
+                           recreated=recreated)
+    if done.failed:
+        shown = "; ".join(f"{m}: {why}" for m, why in done.failed[:3])
+        return ArchiveUndo(info, UndoOutcome.FAILED, done.restored, done.kept,
+                           f"{len(done.failed)} file(s) not restored ({shown})",
+                           info.restore_command(), recreated)
+    if done.kept:
+        return ArchiveUndo(info, UndoOutcome.CONFLICT, done.restored, done.kept,
+                           f"{len(done.kept)} path(s) already taken, left alone: "
+                           + ", ".join(done.kept[:3]), "", recreated)
+    return ArchiveUndo(info, UndoOutcome.RESTORED, done.restored, (),
+                       f"{len(done.restored)} file(s) restored", "", recreated)
 
 
 def _plan(repo: Path, operation: Operation, *, act: bool) -> UndoReport:
@@ -228,8 +324,10 @@ def _plan(repo: Path, operation: Operation, *, act: bool) -> UndoReport:
                 outcomes[key] = UndoItem(
                     item.ref, item.old, None, UndoOutcome.CONFLICT, f"exists at {found}",
                     _conflict_command(item, operation, have_object=item.old not in missing))
+    archives = tuple(_undo_archive(repo, a, act=act) for a in operation.archives)
     return UndoReport(operation, not act,
-                      tuple(outcomes[result_key(i.ref, i.remote)] for i in operation.items))
+                      tuple(outcomes[result_key(i.ref, i.remote)] for i in operation.items),
+                      archives=archives)
 
 
 def _skipped(operation: Operation, item: JournalItem) -> UndoItem:

@@ -54,3 +54,19 @@ def stdout_console() -> Console:
 
 def stderr_console() -> Console:
     return Console(stderr=True, highlight=False)
+
+
+def add_ignored_options(p: argparse.ArgumentParser, *, archive: bool = True) -> None:
+    """``--ignored {strict,lenient}``, its old spelling ``--strict-ignored`` (hidden), and (with
+    ``archive``) ``--archive-ignored``: the ignored-content options every removal command
+    takes."""
+    p.add_argument("--ignored", choices=("strict", "lenient"), default=None,
+                   help="which ignored files may be lost with a worktree: strict (default: only "
+                        "branches.cleanup_after_merge.regenerable) or lenient (all but "
+                        "worktrees.protected_ignored); default: worktrees.ignored")
+    p.add_argument("--strict-ignored", dest="ignored", action="store_const", const="strict",
+                   help=argparse.SUPPRESS)
+    if archive:
+        p.add_argument("--archive-ignored", action="store_true",
+                       help="archive the ignored files that would be lost (a verified tar under "
+                            "the git dir; branchkeeper undo puts them back), then remove")

@@ -29,7 +29,7 @@ from branchkeeper.state.config_cache import load_config_cached
 
 if TYPE_CHECKING:
     # Imported where used: a creation decision (the hot hook path) never needs them.
-    from branchkeeper.analysis.worktree_status import Blocked
+    from branchkeeper.analysis.ignored import Blocked
     from branchkeeper.git.repo import Worktree
     from branchkeeper.model.config import Config
 
@@ -136,47 +136,38 @@ def read_worktrees(repo: Repo) -> list[Worktree]:
 
 
 class WorktreeContents(NamedTuple):
-    """What removing a worktree would lose: ``dirty`` (modified, staged, untracked paths) and
-    ``ignored_blocking`` (ignored paths matching no regenerable glob, each with a reason)."""
+    """What removing a worktree would lose: ``dirty`` (modified, staged, untracked paths),
+    ``ignored_blocking`` (ignored paths the ignored-content rule keeps, each with a reason) and
+    whether an archive could hold those (``branchkeeper worktree retire --archive-ignored``)."""
 
     dirty: tuple[str, ...]
     ignored_blocking: tuple[Blocked, ...]
+    ignored_archivable: bool = True
 
 
 def read_worktree_contents(path: str, config: Config) -> WorktreeContents:
-    """One bounded ``git status`` of the worktree at ``path``, its ignored paths judged by the
-    ``sweep --clean`` rule (section 11: anything not matching ``regenerable`` blocks).
-    Raises GitError."""
-    from branchkeeper.analysis.worktree_status import parse_status_z
+    """One bounded ``git status`` of the worktree at ``path``: what it holds that a removal
+    would lose, its ignored paths judged by the one ignored-content rule
+    (:func:`branchkeeper.analysis.ignored.judge_ignored`, the repository's polarity) that every
+    removal path uses. Raises GitError."""
+    from branchkeeper.analysis.ignored import IgnoredRules, judge_ignored, read_status
 
-    out = run_git(["-c", "core.quotePath=false", "status", "--porcelain=v1", "-z", "--no-renames",
-                   "--untracked-files=all", "--ignored=matching"], cwd=path,
-                  timeout=GUARD_TIMEOUT_S).stdout
-    tracked, untracked, ignored = parse_status_z(out)
-    return WorktreeContents(tuple([*tracked, *untracked]), ignored_blocking(path, ignored, config))
+    tracked, untracked, ignored = read_status(path, timeout=GUARD_TIMEOUT_S)
+    verdict = judge_ignored(Path(path), ignored, IgnoredRules.from_config(config), file_cap=2000)
+    return WorktreeContents(tuple([*tracked, *untracked]), verdict.blocking,
+                            verdict.archivable)
 
 
 def ignored_blocking(root: str, ignored: Sequence[str], config: Config) -> tuple[Blocked, ...]:
     """Which of a worktree's ``ignored`` paths (relative to ``root``, as ``git status
-    --ignored=matching`` lists them) may not be lost with it: each one that no
-    ``branches.cleanup_after_merge.regenerable`` glob covers, or that a protected glob names,
-    with the reason (ignored directories are listed, bounded, where their contents decide).
-    Reads the filesystem; no git process."""
-    from branchkeeper.analysis.worktree_status import (
-        Activity,
-        IgnoredRules,
-        WorktreeStatus,
-        classify_worktree_ignored,
-    )
+    --ignored=matching`` lists them) may not be lost with it, each with the reason: the one
+    ignored-content rule (:func:`branchkeeper.analysis.ignored.judge_ignored`, the repository's
+    polarity; ignored directories are listed, bounded, where their contents decide). Reads the
+    filesystem; no git process."""
+    from branchkeeper.analysis.ignored import IgnoredRules, judge_ignored
 
-    wcfg = config.worktrees
-    rules = IgnoredRules(protected=tuple(wcfg.protected_ignored),
-                         regenerable=tuple(config.branches.cleanup_after_merge.regenerable),
-                         disposable=(), strict=True, agent_state_dir=wcfg.agent_state_dir,
-                         agent_state_disposable=())
-    status = WorktreeStatus(Path(root), (), (), tuple(ignored), (),
-                            Activity(None, False, None, None))
-    return classify_worktree_ignored(status, rules, file_cap=2000).blocking
+    return judge_ignored(Path(root), ignored, IgnoredRules.from_config(config),
+                         file_cap=2000).blocking
 
 
 def read_tips(repo: Repo, refs: Sequence[str]) -> dict[str, str]:

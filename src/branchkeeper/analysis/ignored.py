@@ -1,10 +1,26 @@
-"""Which ignored files in a worktree may be lost with it, and which block its removal.
+"""The one rule that decides which ignored files may be lost with a worktree, or under a path.
 
-Pure functions (no git, no filesystem). Implements the second document, "Cleanup: isolation
-worktrees" and "Ad-hoc cleanup obligation + the automatic reaper" (protected ignored content, the
-``--strict-ignored`` polarity, the inverted polarity of the agent-state directory), and the first
-document, section 11 (a removal without ``--force`` still deletes ignored files, so each must be
-disposable).
+``git worktree remove`` deletes a worktree's ignored files even without ``--force`` (first
+document, section 11), and so does a recursive ``rm``. Every removal path (``worktree retire``,
+``worktree reap``, ``sweep --clean``, the WorktreeRemove hook) and the command guard ask this
+module, so they never disagree about a file.
+
+Public API:
+
+- :meth:`IgnoredRules.from_config`: the rules of a repository's configuration, in one of two
+  polarities. ``strict`` (the default, fail safe, first document sections 7 and 11): only paths
+  matching ``branches.cleanup_after_merge.regenerable`` (plus ``worktrees.disposable_ignored``)
+  may go; everything else is kept. ``lenient`` (the second document's polarity, chosen with
+  ``--ignored=lenient`` or ``worktrees.ignored: lenient``): every ignored path may go except
+  those matching ``worktrees.protected_ignored``. In both, the agent-state directory
+  (``worktrees.agent_state_dir``) is protected unless ``worktrees.agent_state_disposable`` or
+  ``worktrees.salvage`` lists a path (salvaged paths are copied out before any removal), and a
+  ``protected_ignored`` match always keeps a file.
+- :func:`read_ignored`: one ``git status`` of a directory (optionally limited to pathspecs),
+  its ignored paths judged by those rules: the answer for "may these ignored files go?".
+- :func:`judge_ignored`: the same for ignored entries already read (lists the ignored
+  directories whose contents decide, bounded).
+- :func:`classify_ignored`: the pure classification underneath.
 
 Glob semantics (``fnmatch`` per path component, case-sensitive):
 
@@ -18,19 +34,32 @@ Glob semantics (``fnmatch`` per path component, case-sensitive):
 
 Precedence: walking a path's components from the root, the OUTERMOST component that some glob
 matches decides (so a directory declared regenerable is disposable as a whole, whatever lies
-inside); at one component a protected glob beats a disposable one. Inside the agent-state
-directory the polarity inverts: protected unless ``agent_state_disposable`` (globs relative to that
-directory) matches. A path no glob matches is disposable by default, protected with ``strict``.
-A directory entry (``dir/``, as ``git status --ignored=matching`` reports a wholly ignored
-directory) that no glob decides as a whole needs its contents listed; until they are, it is
-counted as blocking (fail closed).
+inside); at one component a protected glob beats a disposable one. A directory entry (``dir/``,
+as ``git status --ignored=matching`` reports a wholly ignored directory) that no glob decides as a
+whole needs its contents listed; until they are, it is counted as blocking (fail closed).
 """
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from fnmatch import fnmatchcase
+from pathlib import Path
+from typing import Any, Literal
+
+from branchkeeper.git.parse import parse_status_z
+from branchkeeper.git.run import DEFAULT_TIMEOUT_S, run_git
+
+#: The two polarities (module docstring).
+Polarity = Literal["strict", "lenient"]
+POLARITIES: tuple[Polarity, ...] = ("strict", "lenient")
+
+#: Most files one listing of an ignored directory examines.
+DEFAULT_FILE_CAP = 20000
+
+#: Why an unmatched path is kept in the strict polarity.
+NOT_REGENERABLE = "not regenerable: no branches.cleanup_after_merge.regenerable glob matches"
 
 
 @dataclass(frozen=True, slots=True)
@@ -43,16 +72,21 @@ class Blocked:
 
 @dataclass(frozen=True, slots=True)
 class IgnoredVerdict:
-    """The classification of a worktree's ignored paths.
+    """The classification of ignored paths.
 
     ``protected``: paths that block removal, each with a reason. ``disposable``: paths that may be
     lost. ``needs_listing``: directory entries (ending in ``/``) whose contents decide; they also
-    block until listed. Paths are relative to the worktree root, POSIX separators.
+    block until listed. ``unarchivable``: blocking entries that cannot be copied into an archive
+    (a directory too large or unreadable, a nested checkout). ``unlisted``: directories a
+    protected glob keeps as a whole, not listed yet (an archive needs their files). Paths are
+    relative to the root, POSIX separators.
     """
 
     protected: tuple[Blocked, ...]
     disposable: tuple[str, ...]
     needs_listing: tuple[str, ...]
+    unarchivable: tuple[str, ...] = field(default=())
+    unlisted: tuple[str, ...] = field(default=())
 
     @property
     def blocking(self) -> tuple[Blocked, ...]:
@@ -61,9 +95,20 @@ class IgnoredVerdict:
             Blocked(d, "ignored directory not inspected") for d in self.needs_listing)
 
     @property
+    def kept(self) -> tuple[str, ...]:
+        """The ignored paths the rule keeps (what a removal would lose and an archive holds),
+        in order, each once."""
+        return tuple(dict.fromkeys(b.path for b in self.protected))
+
+    @property
     def ok(self) -> bool:
         """True when every ignored path is disposable."""
         return not self.protected and not self.needs_listing
+
+    @property
+    def archivable(self) -> bool:
+        """True when every blocking path is a file an archive can hold (``--archive-ignored``)."""
+        return not self.needs_listing and not self.unarchivable and not self.unlisted
 
 
 @dataclass(frozen=True, slots=True)
@@ -143,12 +188,13 @@ def classify_ignored(
     """Classify ignored ``paths`` (relative, POSIX; a trailing ``/`` marks a whole directory).
 
     ``protected``, ``regenerable``, ``disposable``: globs (module docstring for their syntax);
-    ``regenerable`` and ``disposable`` act alike. ``strict``: the ``--strict-ignored`` polarity
-    (a path no glob matches is protected instead of disposable). ``agent_state_dir`` (e.g.
-    ``.agentic``) inverts the polarity inside it; ``agent_state_disposable`` are globs relative
-    to it. ``listings`` maps a directory entry to the files under it (relative to the worktree
-    root) or to ``None`` when it could not be listed completely (too many files, unreadable): such
-    a directory is protected. Returns an :class:`IgnoredVerdict`; raises nothing.
+    ``regenerable`` and ``disposable`` act alike. ``strict``: a path no glob matches is protected
+    (the default polarity) instead of disposable (lenient). ``agent_state_dir`` (e.g.
+    ``.agentic``) is protected unless ``agent_state_disposable`` (globs relative to it) matches.
+    ``listings`` maps a directory entry to the files under it (relative to the root) or to
+    ``None`` when it could not be listed completely (too many files, unreadable, a checkout
+    inside): such a directory is protected and cannot be archived. Returns an
+    :class:`IgnoredVerdict`; raises nothing.
     """
     prot = [_compile(g) for g in protected]
     disp = [_compile(g) for g in (*regenerable, *disposable)]
@@ -158,6 +204,8 @@ def classify_ignored(
     out_prot: list[Blocked] = []
     out_disp: list[str] = []
     out_list: list[str] = []
+    out_whole: list[str] = []
+    out_unlisted: list[str] = []
 
     def one(path: str, *, listed: bool) -> None:
         is_dir = path.endswith("/")
@@ -179,33 +227,163 @@ def classify_ignored(
             decided = _decide(parts, is_dir=is_dir, protected=prot, disposable=disp)
         if decided is not None:
             kind, glob = decided
-            if kind == "protected":
+            if kind == "disposable":
+                out_disp.append(path)
+            elif not is_dir:
                 out_prot.append(Blocked(path, f"matches protected glob {glob!r}"))
             else:
-                out_disp.append(path)
+                one_dir(path, listed=listed, why=f"matches protected glob {glob!r}")
             return
         if is_dir:
-            if listed:
-                out_prot.append(Blocked(path, "ignored directory inside a listed directory"))
-                return
-            if path not in listings:
-                out_list.append(path)
-                return
-            contents = listings[path]
-            if contents is None:
-                out_prot.append(Blocked(path, "ignored directory too large, unreadable or "
-                                              "holding a checkout"))
-                return
-            if not contents:
-                out_disp.append(path)
-            for inner in contents:
-                one(inner, listed=True)
+            one_dir(path, listed=listed, why=None)
             return
         if strict:
-            out_prot.append(Blocked(path, "not listed disposable (--strict-ignored)"))
+            out_prot.append(Blocked(path, NOT_REGENERABLE))
         else:
             out_disp.append(path)
 
+    def one_dir(path: str, *, listed: bool, why: str | None) -> None:
+        """A directory no disposable glob takes as a whole: its files decide (and are what an
+        archive would hold); ``why`` is set when a protected glob holds it as a whole."""
+        if listed:
+            out_prot.append(Blocked(path, why or "ignored directory inside a listed directory"))
+            out_whole.append(path)
+            return
+        if path not in listings:
+            if why is None:
+                out_list.append(path)
+            else:  # kept as a whole: blocks now; its files are listed only for an archive
+                out_prot.append(Blocked(path, why))
+                out_unlisted.append(path)
+            return
+        contents = listings[path]
+        if contents is None:
+            out_prot.append(Blocked(path, "ignored directory too large, unreadable or holding "
+                                          "a checkout"))
+            out_whole.append(path)
+            return
+        if not contents:
+            if why is None:
+                out_disp.append(path)
+            else:
+                out_prot.append(Blocked(path, why))
+                out_whole.append(path)
+        for inner in contents:
+            if why is not None:
+                out_prot.append(Blocked(inner, why))
+            else:
+                one(inner, listed=True)
+
     for item in paths:
         one(item, listed=False)
-    return IgnoredVerdict(tuple(out_prot), tuple(out_disp), tuple(out_list))
+    return IgnoredVerdict(tuple(out_prot), tuple(out_disp), tuple(out_list), tuple(out_whole),
+                          tuple(out_unlisted))
+
+
+@dataclass(frozen=True, slots=True)
+class IgnoredRules:
+    """The arguments of :func:`classify_ignored`, from one configuration and one polarity.
+
+    Build it with :meth:`from_config`; ``regenerable`` already holds
+    ``worktrees.disposable_ignored`` and ``agent_state_disposable`` the salvage list.
+    """
+
+    protected: tuple[str, ...] = (".env*", "*.local")
+    regenerable: tuple[str, ...] = ()
+    polarity: Polarity = "strict"
+    agent_state_dir: str = ".agentic"
+    agent_state_disposable: tuple[str, ...] = ()
+
+    @classmethod
+    def from_config(cls, config: Any, *, polarity: Polarity | None = None) -> IgnoredRules:
+        """The rules of a ``branchkeeper.model.config.Config``. ``polarity``: ``strict`` or
+        ``lenient`` (a command-line choice); ``None`` takes ``worktrees.ignored``."""
+        wt = config.worktrees
+        regen = (*config.branches.cleanup_after_merge.regenerable, *wt.disposable_ignored)
+        chosen: Polarity = polarity or wt.ignored
+        return cls(protected=tuple(wt.protected_ignored), regenerable=tuple(regen),
+                   polarity=chosen, agent_state_dir=wt.agent_state_dir,
+                   agent_state_disposable=(*wt.agent_state_disposable, *wt.salvage))
+
+    def classify(self, paths: Sequence[str],
+                 listings: Mapping[str, Sequence[str] | None] | None = None) -> IgnoredVerdict:
+        """:func:`classify_ignored` with these rules."""
+        return classify_ignored(
+            paths, protected=self.protected, regenerable=self.regenerable, disposable=(),
+            strict=self.polarity == "strict", agent_state_dir=self.agent_state_dir,
+            agent_state_disposable=self.agent_state_disposable, listings=listings)
+
+
+def list_dir(root: Path, rel_dir: str, *, cap: int) -> tuple[tuple[str, ...] | None, list[str]]:
+    """Files under ``root/rel_dir`` (relative to ``root``, symlinks as files, never followed),
+    at most ``cap``; (``None``, ...) when over the cap or unreadable. Also returns nested
+    ``.git`` holders found (relative dirs)."""
+    files: list[str] = []
+    nested: list[str] = []
+    start = root / rel_dir
+
+    def fail(exc: OSError) -> None:
+        raise exc
+
+    try:
+        for dirpath, dirnames, filenames in os.walk(start, onerror=fail):
+            rel = Path(dirpath).relative_to(root).as_posix()
+            if ".git" in dirnames or ".git" in filenames:
+                nested.append(rel + "/")
+                dirnames[:] = []
+                continue
+            # os.walk lists a symlink to a directory among the directories (and does not
+            # follow it): it is one entry, like a file
+            links = [d for d in dirnames if (Path(dirpath) / d).is_symlink()]
+            dirnames[:] = [d for d in dirnames if d not in links]
+            for name in [*filenames, *links]:
+                files.append(f"{rel}/{name}")
+                if len(files) > cap:
+                    return None, nested
+    except OSError:
+        return None, nested
+    return tuple(sorted(files)), nested
+
+
+def judge_ignored(root: Path, entries: Sequence[str], rules: IgnoredRules, *,
+                  file_cap: int = DEFAULT_FILE_CAP) -> IgnoredVerdict:
+    """Classify ignored ``entries`` under ``root`` (as ``git status --ignored=matching``
+    printed them) with ``rules``, listing (bounded by ``file_cap``) only the ignored
+    directories whose contents decide. A checkout inside an ignored directory makes that
+    directory protected. Reads the filesystem; runs no git."""
+    verdict = rules.classify(entries)
+    if not verdict.needs_listing and not verdict.unlisted:
+        return verdict
+    listings: dict[str, Sequence[str] | None] = {}
+    for rel in (*verdict.needs_listing, *verdict.unlisted):
+        files, nested = list_dir(root, rel, cap=file_cap)
+        listings[rel] = None if nested else files
+    return rules.classify(entries, listings)
+
+
+def read_status(path: Path | str, *, pathspecs: Sequence[str] = (),
+                timeout: float = DEFAULT_TIMEOUT_S) -> tuple[list[str], list[str], list[str]]:
+    """(tracked changes, untracked files, ignored entries) of the work tree at ``path``, from
+    one ``git status`` (limited to ``pathspecs`` when given, literal paths relative to
+    ``path``). Raises :class:`~branchkeeper.git.run.GitError` when git fails,
+    :class:`~branchkeeper.git.parse.ParseError` on output of an unexpected shape."""
+    # quotePath=false: paths as bytes, not C-quoted; --no-renames: one path per entry;
+    # -uall: every untracked file by name; --ignored=matching: a wholly ignored dir as "dir/".
+    args = ["-c", "core.quotePath=false", "status", "--porcelain=v1", "-z", "--no-renames",
+            "--untracked-files=all", "--ignored=matching"]
+    if pathspecs:
+        args += ["--", *(f":(literal){p}" for p in pathspecs)]
+    return parse_status_z(run_git(args, cwd=path, timeout=timeout).stdout)
+
+
+def read_ignored(path: Path | str, config: Any, *, polarity: Polarity | None = None,
+                 pathspecs: Sequence[str] = (), file_cap: int = DEFAULT_FILE_CAP,
+                 timeout: float = DEFAULT_TIMEOUT_S) -> IgnoredVerdict:
+    """May the ignored files under ``path`` (a work tree; only ``pathspecs`` in it when given)
+    be lost? One ``git status``, then :func:`judge_ignored` with the rules of ``config``
+    (:meth:`IgnoredRules.from_config`, ``polarity`` as there). The guard calls this for the
+    targets of ``git worktree remove``, ``rm -r`` and ``find -delete``. Raises as
+    :func:`read_status`."""
+    _tracked, _untracked, ignored = read_status(path, pathspecs=pathspecs, timeout=timeout)
+    rules = IgnoredRules.from_config(config, polarity=polarity)
+    return judge_ignored(Path(path), ignored, rules, file_cap=file_cap)

@@ -7,8 +7,9 @@ protected ignored content, AND the branch is proven preserved (the inventory's p
 closed-unmerged PR or an unpushed branch with unique commits is reported, never removed. A
 detached HEAD is removable only when a remote-tracking ref contains it ("SKIP_UNREFERENCED_COMMIT").
 
-The gates are pure functions of :class:`ReapInputs`; :mod:`branchkeeper.actions.reap` gathers
-the facts. The first failing gate gives the disposition (:class:`Disposition`).
+The gates are pure functions of :class:`ReapInputs`; :mod:`branchkeeper.analysis.worktree_record`
+gathers the facts (once per worktree, for every command). The first failing gate gives the
+disposition (:class:`Disposition`).
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
+from branchkeeper.analysis.ignored import IgnoredVerdict
 from branchkeeper.analysis.pr_evidence import PrAnswer, PrState
 from branchkeeper.analysis.worktree_model import (
     RETIRE_GATES,
@@ -192,9 +194,9 @@ def _preserved(i: ReapInputs) -> Gate | None:
 
 #: The reap gates, in the order a disposition is chosen (first failing gate wins).
 REAP_GATES: tuple[ReapGateFn, ...] = (
-    _RETIRE["_present"], _RETIRE["_not_main"], _RETIRE["_not_self"], _RETIRE["_no_hold"],
-    _RETIRE["_unlocked"], _idle, _min_age, _RETIRE["_clean"], _RETIRE["_no_nested"],
-    _RETIRE["_ignored_ok"], _preserved,
+    _RETIRE["_present"], _RETIRE["_not_main"], _RETIRE["_not_self"], _RETIRE["_not_protected"],
+    _RETIRE["_no_hold"], _RETIRE["_unlocked"], _idle, _min_age, _RETIRE["_clean"],
+    _RETIRE["_no_nested"], _RETIRE["_ignored_ok"], _preserved,
 )
 
 #: The dispositions ``--archive-unproven`` may archive (second document: an explicit whitelist).
@@ -225,3 +227,19 @@ def archivable(verdict: WorktreeVerdict) -> bool:
     if verdict.disposition not in ARCHIVABLE:
         return False
     return [g.name for g in verdict.blockers] == ["preserved"]
+
+
+def covered(verdict: WorktreeVerdict, ignored: IgnoredVerdict | None, *, archive_ignored: bool,
+            archive_unproven: bool = False) -> bool:
+    """True when the worktree may go once its work is saved: every failing gate is one a save
+    covers. ``--archive-ignored`` covers ``ignored_disposable`` when every kept ignored path is
+    a file an archive can hold; ``--archive-unproven`` covers ``preserved`` for the whitelisted
+    dispositions (:data:`ARCHIVABLE`). A verdict with no failing gate is covered."""
+    for gate in verdict.blockers:
+        if gate.name == "ignored_disposable" and archive_ignored and ignored is not None \
+                and ignored.archivable:
+            continue
+        if gate.name == "preserved" and archive_unproven and gate.fails_as in ARCHIVABLE:
+            continue
+        return False
+    return True

@@ -9,7 +9,7 @@ from __future__ import annotations
 import fnmatch
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import NamedTuple, Protocol
+from typing import Any, NamedTuple, Protocol
 
 from branchkeeper.git.parse import ParseError
 from branchkeeper.git.run import run_git
@@ -224,3 +224,20 @@ def resolve_default_branch(configured: str, table: BranchNames) -> DefaultBranch
 def matches_any(name: str, globs: Iterable[str]) -> bool:
     """True when ``name`` matches one of the shell globs (``fnmatchcase``; ``*`` spans ``/``)."""
     return any(fnmatch.fnmatchcase(name, g) for g in globs)
+
+
+def protected_role(name: str, branches: Any, default_name: str | None) -> str | None:
+    """Why branch ``name`` is never judged as work to finish (and its checkout never retired,
+    reaped or listed removable): ``"the default branch"``, ``"an integration line
+    (branches.integration_lines)"``, ``"exempt (branches.exempt)"`` or ``"a protected name
+    (branches.protected_names)"``; ``None`` for a work branch. ``branches`` is the
+    ``branches:`` config block. First document, sections 1, 7 and 8."""
+    if default_name is not None and name == default_name:
+        return "the default branch"
+    if matches_any(name, branches.integration_lines):
+        return "an integration line (branches.integration_lines)"
+    if matches_any(name, branches.exempt):
+        return "exempt (branches.exempt)"
+    if name in branches.protected_names:
+        return "a protected name (branches.protected_names)"
+    return None

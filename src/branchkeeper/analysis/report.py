@@ -4,11 +4,12 @@ Read-only. :func:`discover` finds repositories (explicit ``--repo`` paths, a bou
 directories, or the user's ``repos.json``) and caps the de-duplicated list BEFORE any git work.
 :func:`analyse` judges one repository (full tier: the inventory plus one ``status`` per linked
 worktree; fast tier: one ``for-each-ref`` and one ``worktree list``); a broken repository gives a
-row with its error, never an exception. :func:`rank` orders rows worst first: lost-work risks,
-then dirty or unproven worktrees, then branches at the dormancy block stage, then the rest
-(merged-not-deleted plus superseded plus dormant), and says why. Every count reads the
-inventory's records as ``sweep`` shows them (one verdict): merged-not-deleted counts remote-only
-branches too.
+row with its error, never an exception. :func:`rank` orders rows worst first: work at LOST WORK
+RISK (every kind: unpushed branches, detached commits, dirty worktrees, stashes, our refs, kept
+ignored files), then dirty or unproven worktrees, then branches at the dormancy block stage,
+then the rest (merged-not-deleted plus superseded plus dormant), and says why. Every count reads
+the inventory's records as ``sweep`` shows them (one verdict): merged-not-deleted counts
+remote-only branches too.
 """
 
 from __future__ import annotations
@@ -21,9 +22,12 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from branchkeeper import clock
 from branchkeeper.analysis.inventory import build_inventory
+from branchkeeper.analysis.lost_work import LostKind, read_lost_work
+from branchkeeper.analysis.worktree_record import WorktreeSettings, survey_worktrees
 from branchkeeper.errors import BranchkeeperError, ConfigError
-from branchkeeper.git.repo import list_worktrees, parse_worktree_porcelain, repo_facts
+from branchkeeper.git.repo import parse_worktree_porcelain, repo_facts
 from branchkeeper.git.run import GitError, run_git
 from branchkeeper.model.config_file import load_config
 from branchkeeper.model.records import BranchState, Stage
@@ -35,6 +39,7 @@ SKIP_DIRS = frozenset({".git", "node_modules", ".venv", "venv", "__pycache__", "
                        ".mypy_cache", ".pytest_cache", "site-packages", ".cache"})
 #: Repositories analysed at once.
 WORKERS = 4
+
 
 
 def config_path() -> Path:
@@ -135,6 +140,7 @@ class RepoReport:
     path: str
     error: str | None = None
     lost_work: int | None = None
+    lost_work_by_kind: dict[str, int] = field(default_factory=dict)
     dirty_worktrees: int | None = None
     unproven_worktrees: int | None = None
     block_stage: int | None = None
@@ -152,12 +158,6 @@ class RepoReport:
         return asdict(self)
 
 
-def _dirty(path: Path) -> bool | None:
-    res = run_git(["status", "--porcelain=v1", "-z", "--untracked-files=normal"], cwd=path,
-                  check=False)
-    return None if res.returncode != 0 else bool(res.stdout)
-
-
 def analyse(path: Path, *, count_only: bool) -> RepoReport:
     """Judge the repository at ``path`` (see the module docstring); never raises for a broken
     repository: its row carries the error."""
@@ -169,28 +169,31 @@ def analyse(path: Path, *, count_only: bool) -> RepoReport:
         config = load_config(facts.main_root).config
         inv = build_inventory(facts, config, budget_ms=config.branches.sweep.budget_ms)
         recs = inv.records
-        row.lost_work = sum(1 for r in recs if r.lost_work_risk)
         row.block_stage = sum(1 for r in recs if r.stage is Stage.BLOCK)
         row.merged_not_deleted = sum(1 for r in recs if r.state.preserved)
         row.superseded = sum(1 for r in recs if r.state is BranchState.SUPERSEDED)
         row.dormant = sum(1 for r in recs if r.state is BranchState.DORMANT)
         row.branches = sum(1 for r in recs if r.local_tip is not None)
         row.remote_branches = sum(1 for r in recs if r.remote_tip is not None)
-        by_name = inv.by_name()
-        wts = list_worktrees(facts)
-        row.worktrees = len(wts)
-        row.locked = sum(1 for w in wts if w.locked)
-        row.prunable = sum(1 for w in wts if w.prunable)
-        dirty = unproven = 0
-        for w in wts:
-            if w.is_main or w.bare or w.prunable:
-                continue
-            if _dirty(w.path) is not False:
-                dirty += 1
-            rec = by_name.get(w.branch.removeprefix("refs/heads/")) if w.branch else None
-            if rec is None or not rec.state.preserved:
-                unproven += 1
-        row.dirty_worktrees, row.unproven_worktrees = dirty, unproven
+        survey = survey_worktrees(facts, config, settings=WorktreeSettings(), asker=None,
+                                  inventory=inv)
+        records = survey.records
+        row.worktrees = len(records)
+        row.locked = sum(1 for r in records if r.worktree.locked)
+        row.prunable = sum(1 for r in records if r.worktree.prunable)
+        linked = [r for r in records if not (r.worktree.is_main or r.worktree.bare
+                                             or r.worktree.prunable)]
+        # the worktree records' own verdicts: one status read each, the reaper's dispositions
+        row.dirty_worktrees = sum(1 for r in linked if r.status is None or r.status.dirty)
+        row.unproven_worktrees = sum(1 for r in linked if r.reap is not None and any(
+            g.name == "preserved" and not g.passed for g in r.reap.gates))
+        lost = read_lost_work(facts.root, recs, records,
+                              remote=inv.remote if inv.remote_configured else None,
+                              now=clock.now())
+        row.lost_work = len(lost)
+        row.lost_work_by_kind = {k: n for k, n in
+                                 ((k.value, sum(1 for i in lost if i.kind is k))
+                                  for k in LostKind) if n}
     except (BranchkeeperError, OSError, ValueError) as exc:
         row.error = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
         return row
@@ -219,7 +222,9 @@ def _fast(path: Path, row: RepoReport) -> RepoReport:
 def _why(row: RepoReport) -> list[str]:
     why: list[str] = []
     if row.lost_work:
-        why.append(f"{row.lost_work} branch(es) at LOST WORK RISK (in no remote ref)")
+        kinds = ", ".join(f"{n} {_KIND_WORDS[k]}" for k, n in row.lost_work_by_kind.items())
+        why.append(f"{row.lost_work} piece(s) of work at LOST WORK RISK, only in this clone "
+                   f"({kinds})")
     if row.dirty_worktrees:
         why.append(f"{row.dirty_worktrees} dirty worktree(s)")
     if row.unproven_worktrees:
@@ -235,6 +240,11 @@ def _why(row: RepoReport) -> list[str]:
         rest.append(f"{row.dormant} dormant")
     why.extend(rest)
     return why or ["nothing to clean"]
+
+
+_KIND_WORDS = {"unpushed_branch": "unpushed branch(es)", "detached_commit": "detached commit(s)",
+               "dirty_worktree": "dirty worktree(s)", "stash": "stash(es)",
+               "kept_ref": "ref(s) of ours", "ignored_files": "worktree(s) holding ignored files"}
 
 
 def rank_key(row: RepoReport) -> tuple[int, ...]:

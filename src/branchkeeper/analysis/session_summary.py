@@ -5,15 +5,18 @@ standing in where the budget ran out (first document, sections 2 and 4; issue 6,
 budget did not reach (state ``unknown``, reason budget) takes its state from the previous
 sweep's summary (``last-sweep.json``) when its tip has not moved since; otherwise it stays
 unknown and is only counted. Holds and the branches abandoned at stop are read here too (the
-latter are taken: reported once).
+latter are taken: reported once), and the local-only work that is not a branch (one worktree
+record per worktree, inside what is left of the budget; the stashes; our refs).
 """
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
 from branchkeeper.analysis.inventory import build_inventory
+from branchkeeper.analysis.lost_work import LostKind, LostWork, inventory_lost_work
 from branchkeeper.git.repo import RepoFacts
 from branchkeeper.model.config import Config
 from branchkeeper.model.records import BranchState
@@ -40,8 +43,8 @@ class SummaryRow:
 @dataclass(frozen=True, slots=True)
 class SessionSummary:
     """Rows sorted by name, the remote, counts of ``unknown`` rows left after the cache, the
-    open holds, the branches abandoned at stop since the last SessionStart, and the elapsed
-    wall time of the inventory in milliseconds."""
+    open holds, the branches abandoned at stop since the last SessionStart, the elapsed wall
+    time of the inventory in milliseconds, and the other kinds of LOST WORK RISK."""
 
     rows: tuple[SummaryRow, ...]
     remote: str
@@ -49,6 +52,9 @@ class SessionSummary:
     holds: tuple[Hold, ...]
     abandoned: tuple[Abandoned, ...]
     elapsed_ms: int
+    #: local-only work that is not a branch (detached commits, dirty worktrees, stashes, our
+    #: refs, kept ignored files): the branches come from ``rows``
+    lost: tuple[LostWork, ...] = ()
 
 
 def _budget_unknown(state: BranchState, reason: str) -> bool:
@@ -72,8 +78,12 @@ def session_summary(facts: RepoFacts, config: Config, *, budget_ms: int,
     Raises :class:`~branchkeeper.git.run.GitError` when the ref listing fails.
     """
     common: Path = facts.common_dir
+    started = time.monotonic()
     last = read_last_sweep(common)  # read BEFORE the new inventory overwrites it
     inv = build_inventory(facts, config, budget_ms=budget_ms)
+    # the worktrees inside what is left of the budget (at least a quarter of it)
+    deadline = max(started + budget_ms / 1000.0, time.monotonic() + budget_ms / 4000.0)
+    lost, _notes = inventory_lost_work(inv, deadline=deadline)
     rows: list[SummaryRow] = []
     unknown = 0
     for r in inv.records:
@@ -90,4 +100,5 @@ def session_summary(facts: RepoFacts, config: Config, *, budget_ms: int,
     holds = tuple(list_holds(common))
     abandoned = tuple(take_abandoned(common)) if take_abandoned_entries else ()
     return SessionSummary(tuple(rows), inv.remote, unknown, holds, abandoned,
-                          int(inv.elapsed_s * 1000))
+                          int(inv.elapsed_s * 1000),
+                          tuple(i for i in lost if i.kind is not LostKind.UNPUSHED_BRANCH))

@@ -2,12 +2,13 @@
 
 Second document: "Cleanup: isolation worktrees" (retire: unlocked, clean, free of protected ignored
 content and nested worktrees, every commit it pins keeps a ref), "SKIP_UNREFERENCED_COMMIT" (the
-triage command), and the reaper's dispositions (DESIGN.md vocabulary). The reaper's extra gates
-(activity window, proof, PR state) slot into :data:`RETIRE_GATES` order by composing another tuple
-of :data:`GateSpec` and calling :func:`evaluate` with it.
+triage command), and the reaper's dispositions (DESIGN.md vocabulary); first document, sections 7
+and 8 (the checkout of the default branch, an integration line or an exempt branch is never
+removed). The reaper's extra gates (activity window, proof, PR state) are composed with these in
+:mod:`branchkeeper.analysis.reap_gates`.
 
-The gate functions are pure: every fact they read is gathered first (:func:`gather_retire_inputs`
-runs git and reads the filesystem; it never changes anything).
+The gate functions are pure: every fact they read is gathered first, once per worktree, by
+:mod:`branchkeeper.analysis.worktree_record`.
 """
 
 from __future__ import annotations
@@ -18,15 +19,9 @@ from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
 
-from branchkeeper.analysis.worktree_status import (
-    IgnoredRules,
-    IgnoredVerdict,
-    WorktreeStatus,
-    classify_worktree_ignored,
-    worktree_status,
-)
+from branchkeeper.analysis.worktree_status import IgnoredVerdict, WorktreeStatus
 from branchkeeper.git.repo import Worktree
-from branchkeeper.git.run import GitError, run_git
+from branchkeeper.git.run import run_git
 from branchkeeper.git.types import Oid
 
 
@@ -48,6 +43,7 @@ class Disposition(StrEnum):
     HELD = "HELD"
     SKIP_NESTED = "SKIP_NESTED"
     SKIP_PRUNABLE = "SKIP_PRUNABLE"
+    SKIP_PROTECTED_BRANCH = "SKIP_PROTECTED_BRANCH"
 
     @property
     def reason(self) -> str:
@@ -71,7 +67,14 @@ _REASONS: dict[Disposition, str] = {
     Disposition.HELD: "a hold is recorded for it",
     Disposition.SKIP_NESTED: "another checkout lives inside it",
     Disposition.SKIP_PRUNABLE: "its directory is gone (git worktree prune would drop the entry)",
+    Disposition.SKIP_PROTECTED_BRANCH: "the checkout of the default branch, an integration line, "
+                                       "an exempt or a protected branch is never removed",
 }
+
+#: Dispositions that no later change to the worktree resolves: a retire refused for one of
+#: them records no hold (there is nothing to revisit).
+PERMANENT = frozenset({Disposition.SKIP_SELF, Disposition.SKIP_PRUNABLE,
+                       Disposition.SKIP_PROTECTED_BRANCH})
 
 
 @dataclass(frozen=True, slots=True)
@@ -110,7 +113,9 @@ class RetireInputs:
     ``None`` when the directory is gone. ``held_by``: one line describing an explicit hold, or
     ``None``. ``contained_in``: for a detached HEAD, a ref that contains it (``None``: no ref);
     ``containment_error``: why that could not be checked. ``status_error``: why ``git status``
-    failed on a present directory (the clean gate then fails closed).
+    failed on a present directory (the clean gate then fails closed). ``protected``: why the
+    worktree's branch is never removed (:func:`~branchkeeper.analysis.refs.protected_role`),
+    or ``None``.
     """
 
     worktree: Worktree
@@ -121,6 +126,7 @@ class RetireInputs:
     contained_in: str | None = None
     containment_error: str | None = None
     status_error: str | None = None
+    protected: str | None = None
 
 
 GateFn = Callable[[RetireInputs], Gate | None]
@@ -151,6 +157,18 @@ def _not_self(i: RetireInputs) -> Gate:
     if here is not None and (here == mine or here.is_relative_to(mine)):
         return Gate("not_self", False, "this command runs inside it", Disposition.SKIP_SELF)
     return Gate("not_self", True, "the command runs elsewhere", Disposition.SKIP_SELF)
+
+
+def _not_protected(i: RetireInputs) -> Gate | None:
+    wt = i.worktree
+    if wt.bare or wt.branch is None:
+        return None
+    name = wt.branch.removeprefix("refs/heads/")
+    fails = Disposition.SKIP_PROTECTED_BRANCH
+    if i.protected is not None:
+        return Gate("not_protected", False, f"{name} is {i.protected}: its checkout is never "
+                    "removed", fails)
+    return Gate("not_protected", True, f"{name} is a work branch", fails)
 
 
 def _no_hold(i: RetireInputs) -> Gate:
@@ -202,7 +220,7 @@ def _ignored_ok(i: RetireInputs) -> Gate | None:
         return None
     if not v.ok:
         shown = _sample([f"{b.path} ({b.reason})" for b in v.blocking])
-        return Gate("ignored_disposable", False, f"protected ignored: {shown}",
+        return Gate("ignored_disposable", False, f"ignored files it would lose: {shown}",
                     Disposition.SKIP_PROTECTED_IGNORED)
     detail = (f"{len(v.disposable)} ignored path(s), all disposable" if v.disposable
               else "no ignored files")
@@ -231,8 +249,8 @@ def _commit_kept(i: RetireInputs) -> Gate | None:
 
 #: The retire gates, in the order a disposition is chosen (first failing gate wins).
 RETIRE_GATES: tuple[GateFn, ...] = (
-    _present, _not_main, _not_self, _no_hold, _unlocked, _clean, _no_nested, _ignored_ok,
-    _commit_kept,
+    _present, _not_main, _not_self, _not_protected, _no_hold, _unlocked, _clean, _no_nested,
+    _ignored_ok, _commit_kept,
 )
 
 
@@ -268,28 +286,15 @@ def ref_containing(root: Path, oid: Oid) -> str | None:
     return out or None
 
 
-def gather_retire_inputs(root: Path, wt: Worktree, *, worktrees: Sequence[Worktree],
-                         rules: IgnoredRules, self_path: Path | None, held_by: str | None,
-                         head_time: float | None = None) -> RetireInputs:
-    """Collect the retire gates' facts for ``wt``: one ``git status`` (directory present), one
-    ``for-each-ref --contains`` (detached HEAD). ``root``: where repository-wide git runs.
-    Raises :class:`GitError` when ``git status`` fails on a present directory."""
-    status: WorktreeStatus | None = None
-    ignored: IgnoredVerdict | None = None
-    contained: str | None = None
-    error: str | None = None
-    status_error: str | None = None
-    if not wt.prunable and not wt.bare and wt.path.is_dir():
-        # A failing status (a corrupt checkout, a permission problem) fails this worktree's
-        # gates closed; it never aborts the listing of the others.
-        try:
-            status = worktree_status(wt.path, worktrees=worktrees, head_time=head_time)
-            ignored = classify_worktree_ignored(status, rules)
-        except GitError as exc:
-            status_error = f"could not read its status: {str(exc).splitlines()[0]}"
-    if wt.branch is None and wt.head is not None and not wt.bare:
-        try:
-            contained = ref_containing(root, wt.head)
-        except GitError as exc:
-            error = str(exc).splitlines()[0]
-    return RetireInputs(wt, self_path, status, ignored, held_by, contained, error, status_error)
+def containing_refs(root: Path, oid: Oid) -> tuple[str | None, str | None]:
+    """(a remote-tracking ref containing ``oid``, else a local ref under :data:`KEEPING_REFS`
+    containing it) in one ``for-each-ref --contains``. Raises :class:`GitError` when git
+    fails."""
+    out = run_git(["for-each-ref", "--contains", str(oid), "--format=%(refname)",
+                   "refs/remotes", "refs/heads", "refs/tags", "refs/branchkeeper"],
+                  cwd=root).text.split("\n")
+    refs = [r for r in out if r]
+    remote = next((r for r in refs if r.startswith("refs/remotes/")
+                   and not r.endswith("/HEAD")), None)
+    local = None if remote is not None else next(iter(refs), None)
+    return remote, local

@@ -15,23 +15,25 @@ from __future__ import annotations
 
 import os
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
-from branchkeeper.analysis.ignored import Blocked, IgnoredVerdict, classify_ignored
-from branchkeeper.git.parse import ParseError, zsplit
+from branchkeeper.analysis.ignored import (
+    DEFAULT_FILE_CAP,
+    Blocked,
+    IgnoredRules,
+    IgnoredVerdict,
+    judge_ignored,
+    read_status,
+)
 from branchkeeper.git.repo import Worktree
 from branchkeeper.git.run import run_git
 from branchkeeper.git.types import Oid
 
 __all__ = [
     "Activity", "Blocked", "IgnoredRules", "IgnoredVerdict", "Nested", "WorktreeStatus",
-    "classify_ignored", "classify_worktree_ignored", "commit_times", "worktree_git_dir",
-    "worktree_status",
+    "classify_worktree_ignored", "commit_times", "worktree_git_dir", "worktree_status",
 ]
-
-#: Most files one activity walk or one ignored-directory listing examines.
-DEFAULT_FILE_CAP = 20000
 
 
 @dataclass(frozen=True, slots=True)
@@ -45,24 +47,34 @@ class Nested:
 
 @dataclass(frozen=True, slots=True)
 class Activity:
-    """When a worktree last changed, as unix times (seconds; ``None`` when unknown).
+    """When a worktree last changed, and when it was added, as unix times (seconds; ``None``
+    when unknown).
 
     ``files``: newest mtime among non-ignored files and directories (``.git``, ignored paths and
     nested checkouts skipped); ``files_capped`` is True when the walk stopped at the cap (the
-    answer is then a lower bound). ``reflog``: mtime of the worktree's ``logs/HEAD``.
-    ``commit``: the HEAD commit's committer date.
+    answer is then a lower bound). ``reflog``: the time of the newest entry of the worktree's
+    HEAD reflog (a commit, a checkout, a reset: what the entry says, not when the file was last
+    written). ``commit``: the HEAD commit's committer date. ``created``: the time of the first
+    HEAD reflog entry (the ``worktree add``), else the mtime of the worktree's ``commondir``.
     """
 
     files: float | None
     files_capped: bool
     reflog: float | None
     commit: float | None
+    created: float | None = None
 
     @property
     def latest(self) -> float | None:
-        """The newest of the three, or ``None`` when none is known."""
+        """The newest of ``files``, ``reflog`` and ``commit``, or ``None`` when none is known:
+        THE last-activity figure every command shows and the reaper's activity window reads."""
         known = [t for t in (self.files, self.reflog, self.commit) if t is not None]
         return max(known) if known else None
+
+    def idle_hours(self, now: float) -> float | None:
+        """Hours since :attr:`latest` at ``now`` (unix seconds; never negative), or ``None``."""
+        latest = self.latest
+        return None if latest is None else max(now - latest, 0.0) / 3600.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -70,8 +82,7 @@ class WorktreeStatus:
     """The contents of one worktree (paths relative to its root, POSIX separators).
 
     ``ignored`` lists what ``status --ignored=matching`` printed: a wholly ignored directory ends
-    in ``/``. ``listings`` holds the contents of ignored directories read for classification
-    (``None``: over the cap or unreadable).
+    in ``/``.
     """
 
     path: Path
@@ -80,7 +91,6 @@ class WorktreeStatus:
     ignored: tuple[str, ...]
     nested: tuple[Nested, ...]
     activity: Activity
-    listings: dict[str, tuple[str, ...] | None] = field(default_factory=dict)
 
     @property
     def dirty(self) -> bool:
@@ -88,58 +98,39 @@ class WorktreeStatus:
         return bool(self.tracked or self.untracked)
 
 
-@dataclass(frozen=True, slots=True)
-class IgnoredRules:
-    """The arguments of :func:`classify_ignored` bundled (from the config, plus the polarity)."""
+def reflog_times(git_dir: Path | None) -> tuple[float | None, float | None]:
+    """(first, last) entry times of ``<git_dir>/logs/HEAD`` (unix seconds), ``None`` where
+    absent or unreadable. Reads the first and the last line only."""
+    if git_dir is None:
+        return None, None
+    try:
+        data = (git_dir / "logs" / "HEAD").read_bytes()
+    except OSError:
+        return None, None
+    lines = [ln for ln in data.split(b"\n") if ln]
+    if not lines:
+        return None, None
 
-    protected: tuple[str, ...] = (".env*", "*.local")
-    regenerable: tuple[str, ...] = ()
-    disposable: tuple[str, ...] = ()
-    strict: bool = False
-    agent_state_dir: str = ".agentic"
-    agent_state_disposable: tuple[str, ...] = ()
+    def stamp(line: bytes) -> float | None:
+        # "<old> <new> <name> <email> <unix time> <tz>\t<message>"
+        head = line.split(b"\t", 1)[0].split()
+        try:
+            return float(head[-2])
+        except (IndexError, ValueError):
+            return None
 
-    @classmethod
-    def from_config(cls, config: object, *, strict: bool = False) -> IgnoredRules:
-        """Rules from a ``branchkeeper.model.config.Config`` (``worktrees:`` and
-        ``branches.cleanup_after_merge.regenerable``)."""
-        wt = config.worktrees  # type: ignore[attr-defined]
-        regen = config.branches.cleanup_after_merge.regenerable  # type: ignore[attr-defined]
-        return cls(
-            protected=tuple(wt.protected_ignored), regenerable=tuple(regen),
-            disposable=tuple(wt.disposable_ignored), strict=strict,
-            agent_state_dir=wt.agent_state_dir,
-            agent_state_disposable=tuple(wt.agent_state_disposable),
-        )
-
-    def classify(self, paths: Sequence[str],
-                 listings: dict[str, tuple[str, ...] | None] | None = None) -> IgnoredVerdict:
-        """:func:`classify_ignored` with these rules."""
-        return classify_ignored(
-            paths, protected=self.protected, regenerable=self.regenerable,
-            disposable=self.disposable, strict=self.strict, agent_state_dir=self.agent_state_dir,
-            agent_state_disposable=self.agent_state_disposable, listings=listings)
+    return stamp(lines[0]), stamp(lines[-1])
 
 
-def parse_status_z(data: bytes) -> tuple[list[str], list[str], list[str]]:
-    """Parse ``status --porcelain=v1 -z --no-renames`` into (tracked, untracked, ignored).
-
-    Raises :class:`ParseError` on an entry shorter than ``XY path``.
-    """
-    tracked: list[str] = []
-    untracked: list[str] = []
-    ignored: list[str] = []
-    for entry in zsplit(data):
-        if len(entry) < 4 or entry[2] != " ":
-            raise ParseError(f"unexpected status entry: {entry[:200]!r}")
-        code, path = entry[:2], entry[3:]
-        if code == "??":
-            untracked.append(path)
-        elif code == "!!":
-            ignored.append(path)
-        else:
-            tracked.append(path)
-    return tracked, untracked, ignored
+def _created(git_dir: Path | None, first_reflog: float | None) -> float | None:
+    if first_reflog is not None:
+        return first_reflog
+    if git_dir is None:
+        return None
+    try:
+        return (git_dir / "commondir").stat().st_mtime
+    except OSError:
+        return None
 
 
 def worktree_git_dir(path: Path) -> Path | None:
@@ -188,32 +179,6 @@ def _nested(path: Path, entries: Sequence[str], worktrees: Sequence[Worktree]) -
     return sorted(found.values(), key=lambda n: str(n.path))
 
 
-def list_dir(root: Path, rel_dir: str, *, cap: int) -> tuple[tuple[str, ...] | None, list[str]]:
-    """Files under ``root/rel_dir`` (relative to ``root``), at most ``cap``; (``None``, ...) when
-    over the cap or unreadable. Also returns nested ``.git`` holders found (relative dirs)."""
-    files: list[str] = []
-    nested: list[str] = []
-    start = root / rel_dir
-    try:
-        for dirpath, dirnames, filenames in os.walk(start, onerror=_raise):
-            rel = Path(dirpath).relative_to(root).as_posix()
-            if ".git" in dirnames or ".git" in filenames:
-                nested.append(rel + "/")
-                dirnames[:] = []
-                continue
-            for name in filenames:
-                files.append(f"{rel}/{name}")
-                if len(files) > cap:
-                    return None, nested
-    except OSError:
-        return None, nested
-    return tuple(sorted(files)), nested
-
-
-def _raise(exc: OSError) -> None:
-    raise exc
-
-
 def _walk_activity(root: Path, ignored: Sequence[str], nested: Sequence[Nested], *,
                    cap: int) -> tuple[float | None, bool]:
     skip_dirs = {e.rstrip("/") for e in ignored if e.endswith("/")}
@@ -247,41 +212,25 @@ def worktree_status(path: Path, *, worktrees: Sequence[Worktree], head_time: flo
     ``worktrees``: every worktree of the repository (to find nested ones). ``head_time``: the HEAD
     commit's committer date when the caller has it (see :func:`commit_times`); otherwise it is
     read with one more git call. ``file_cap``: most files the activity walk examines. Raises
-    :class:`~branchkeeper.git.run.GitError` when git fails, :class:`ParseError` on output of an
+    :class:`~branchkeeper.git.run.GitError` when git fails, ``ParseError`` on output of an
     unexpected shape.
     """
-    # quotePath=false: paths as bytes, not C-quoted; --no-renames: one path per entry;
-    # -uall: every untracked file by name; --ignored=matching: a wholly ignored dir as "dir/".
-    out = run_git(["-c", "core.quotePath=false", "status", "--porcelain=v1", "-z", "--no-renames",
-                   "--untracked-files=all", "--ignored=matching"], cwd=path).stdout
-    tracked, untracked, ignored = parse_status_z(out)
+    tracked, untracked, ignored = read_status(path)
     nested = _nested(path, [*untracked, *ignored], worktrees)
     git_dir = worktree_git_dir(path)
-    reflog: float | None = None
-    if git_dir is not None:
-        try:
-            reflog = (git_dir / "logs" / "HEAD").stat().st_mtime
-        except OSError:
-            reflog = None
+    first, last = reflog_times(git_dir)
     if head_time is None:
         res = run_git(["log", "-1", "--format=%ct", "HEAD", "--"], cwd=path, check=False)
         head_time = float(res.text.strip()) if res.returncode == 0 and res.text.strip() else None
     files, capped = _walk_activity(path, ignored, nested, cap=file_cap)
     return WorktreeStatus(
         path=path, tracked=tuple(tracked), untracked=tuple(untracked), ignored=tuple(ignored),
-        nested=tuple(nested), activity=Activity(files, capped, reflog, head_time))
+        nested=tuple(nested),
+        activity=Activity(files, capped, last, head_time, _created(git_dir, first)))
 
 
 def classify_worktree_ignored(status: WorktreeStatus, rules: IgnoredRules, *,
                               file_cap: int = DEFAULT_FILE_CAP) -> IgnoredVerdict:
-    """Classify ``status.ignored`` with ``rules``, listing (bounded by ``file_cap``) only the
-    ignored directories whose contents decide. A nested checkout inside an ignored directory makes
-    that directory protected. Reads the filesystem; runs no git."""
-    verdict = rules.classify(status.ignored)
-    if not verdict.needs_listing:
-        return verdict
-    listings: dict[str, tuple[str, ...] | None] = dict(status.listings)
-    for rel in verdict.needs_listing:
-        files, nested = list_dir(status.path, rel, cap=file_cap)
-        listings[rel] = None if nested else files
-    return rules.classify(status.ignored, listings)
+    """:func:`~branchkeeper.analysis.ignored.judge_ignored` of ``status.ignored``: the one
+    ignored-content rule, applied to a worktree already read. Reads the filesystem only."""
+    return judge_ignored(status.path, status.ignored, rules, file_cap=file_cap)

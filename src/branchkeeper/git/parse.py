@@ -55,3 +55,26 @@ def oid_lines(data: bytes) -> list[Oid]:
         if line:
             out.append(Oid.parse(line))
     return out
+
+
+def parse_status_z(data: bytes) -> tuple[list[str], list[str], list[str]]:
+    """Parse ``status --porcelain=v1 -z --no-renames`` into (tracked, untracked, ignored) paths.
+
+    ``??`` entries are untracked, ``!!`` ignored (a wholly ignored directory ends in ``/`` with
+    ``--ignored=matching``), anything else a tracked change. Raises :class:`ParseError` on an
+    entry shorter than ``XY path``.
+    """
+    tracked: list[str] = []
+    untracked: list[str] = []
+    ignored: list[str] = []
+    for entry in zsplit(data):
+        if len(entry) < 4 or entry[2] != " ":
+            raise ParseError(f"unexpected status entry: {entry[:200]!r}")
+        code, path = entry[:2], entry[3:]
+        if code == "??":
+            untracked.append(path)
+        elif code == "!!":
+            ignored.append(path)
+        else:
+            tracked.append(path)
+    return tracked, untracked, ignored

@@ -183,11 +183,26 @@ class EvacuationConfig(_Block):
     mode: BlockMode = Field(default="block", description="block | warn | off")
 
 
-#: Ignored content that a tool regenerates; a trailing "/" means a directory and all under it.
+#: Ignored content that a tool regenerates (reinstall, rebuild, rerun): the only ignored files a
+#: worktree removal may lose by default. A trailing "/" means a directory and all under it.
+#: Drawn from github/gitignore's templates (Python, Node, Rust, Java, Gradle, Maven, Go, macOS,
+#: JetBrains), keeping only what a tool writes and can write again, never what a person does
+#: (no logs, no "out/", no "env/", no editor settings).
 DEFAULT_REGENERABLE: tuple[str, ...] = (
-    ".venv/", "venv/", "node_modules/", "__pycache__/", "*.pyc", ".pytest_cache/",
-    ".mypy_cache/", ".ruff_cache/", ".tox/", ".nox/", "build/", "dist/", "*.egg-info/",
-    ".coverage", "htmlcov/", "target/", ".gradle/", ".next/", ".cache/", ".DS_Store",
+    # Python: virtual environments, bytecode, tool caches, packaging and coverage output
+    ".venv/", "venv/", "__pycache__/", "*.py[cod]", "*$py.class", ".pytest_cache/",
+    ".mypy_cache/", ".ruff_cache/", ".pytype/", ".pyre/", ".hypothesis/", ".tox/", ".nox/",
+    "__pypackages__/", ".pdm-build/", "*.egg-info/", ".eggs/", "build/", "dist/", "wheels/",
+    ".coverage", ".coverage.*", "coverage.xml", "htmlcov/", ".ipynb_checkpoints/",
+    # Node and front-end build tools
+    "node_modules/", "bower_components/", "jspm_packages/", ".npm/", ".pnpm-store/",
+    ".yarn/cache/", ".next/", ".nuxt/", ".svelte-kit/", ".turbo/", ".parcel-cache/", ".vite/",
+    ".docusaurus/", ".eslintcache", ".stylelintcache", "*.tsbuildinfo", ".nyc_output/",
+    "coverage/", "*.lcov",
+    # Rust, Java, Kotlin, Gradle, Maven, CMake
+    "target/", ".gradle/", ".kotlin/", "*.class", "cmake-build-*/",
+    # generic caches and operating-system litter
+    ".cache/", ".DS_Store", ".AppleDouble/", ".LSOverride", "Thumbs.db",
 )
 
 
@@ -245,11 +260,16 @@ class BranchesConfig(_Block):
 class WorktreesConfig(_Block):
     """The ``worktrees:`` block: what a worktree removal must keep (second document)."""
 
+    ignored: Literal["strict", "lenient"] = Field(
+        default="strict",
+        description="strict: only regenerable ignored files may be lost with a worktree; "
+                    "lenient: all but protected_ignored may")
     protected_ignored: list[Glob] = Field(
         default_factory=lambda: [".env*", "*.local"],
-        description="ignored files that keep a worktree from removal")
+        description="ignored files that always keep a worktree from removal")
     disposable_ignored: list[Glob] = Field(
-        default_factory=list, description="with --strict-ignored: the only ignored files to lose")
+        default_factory=list,
+        description="more ignored files that may be lost, besides the regenerable globs")
     activity_window_hours: float = Field(
         default=3.0, gt=0, allow_inf_nan=False,
         description="a worktree touched this recently is active and kept")

@@ -131,8 +131,8 @@ def worktree_remove_decision(path: str, *, force: bool, contents: WorktreeConten
         problems.append(f"HEAD {head_lost[:10]} is contained in no branch, tag or "
                         "remote-tracking ref (a detached HEAD, or its branch is deleted too)")
     if contents.ignored_blocking:
-        problems.append("ignored files that no branches.cleanup_after_merge.regenerable glob "
-                        "covers (git worktree remove deletes them, --force or not):")
+        problems.append("ignored files the ignored-content rule keeps (not regenerable; git "
+                        "worktree remove deletes them, --force or not):")
         problems += listed([f"{shell_quote(b.path)} ({b.reason})"
                              for b in contents.ignored_blocking])
     if not problems:
@@ -152,12 +152,16 @@ def worktree_remove_decision(path: str, *, force: bool, contents: WorktreeConten
     if contents.ignored_blocking:
         steps.append("consume each listed ignored path, move it to a tracked home, or delete it "
                      "deliberately")
-    return Decision(
-        Verdict.DENY, R_WORKTREE_FORCE,
-        head + "\n" + "\n".join(problems),
-        "First " + "; ".join(steps) + "; then remove the worktree without --force ("
-        + git_cmd("worktree", "remove", path) + "), or let `branchkeeper worktree retire "
-        + shell_quote(path) + "` check it for you.")
+    retire = "branchkeeper worktree retire " + shell_quote(path)
+    way = ("First " + "; ".join(steps) + "; then remove the worktree without --force ("
+           + git_cmd("worktree", "remove", path) + "), or let `" + retire
+           + "` check it for you.")
+    if contents.ignored_blocking and contents.ignored_archivable and not head_lost and not (
+            force and contents.dirty):
+        way += (" To keep the listed files and remove the worktree in one step: "
+                "`branchkeeper worktree retire --archive-ignored " + shell_quote(path)
+                + "` archives them first (branchkeeper undo puts them back).")
+    return Decision(Verdict.DENY, R_WORKTREE_FORCE, head + "\n" + "\n".join(problems), way)
 
 
 def remote_delete_decision(remote: str, refused: Sequence[tuple[str, str]],

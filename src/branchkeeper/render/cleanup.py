@@ -33,6 +33,7 @@ def item_json(item: BranchItem) -> dict[str, Any]:
         "worktree": item.worktree,
         "blocking": list(item.blocking),
         "restore": item.restore or None,
+        "archive_ignored": list(item.archive),
     }
 
 
@@ -49,6 +50,7 @@ def outcome_json(outcome: Outcome, *, exit_code: int) -> dict[str, Any]:
         "operation": outcome.op_id,
         "undo": shlex.join(["branchkeeper", "undo", outcome.op_id]) if outcome.op_id else None,
         "bundle": None if bundle is None else bundle.to_json(),
+        "archives": {name: a.to_json() for name, a in outcome.archives.items()},
         "branches": [item_json(i) for i in outcome.items],
         "remote": [item_json(i) for i in outcome.remote_items],
         "notes": list(outcome.notes),
@@ -56,7 +58,7 @@ def outcome_json(outcome: Outcome, *, exit_code: int) -> dict[str, Any]:
     }
 
 
-def _line(item: BranchItem, *, dry: bool) -> list[str]:
+def _line(item: BranchItem, *, dry: bool, outcome: Outcome | None = None) -> list[str]:
     word = _DRY_WORDS.get(item.action, item.action.value) if dry else item.action.value
     if not dry and item.action is Action.DELETE:
         word = "not deleted"
@@ -65,8 +67,21 @@ def _line(item: BranchItem, *, dry: bool) -> list[str]:
     lines = [f"  {word:<14} {where}  {tip}  {item.reason}"]
     if item.worktree and item.action in (Action.DELETE, Action.DELETED):
         lines.append(f"      {'removes' if dry else 'removed'} worktree {item.worktree}")
+    if item.archive and item.action in (Action.DELETE, Action.DELETED):
+        lines.append(f"      {'archives' if dry else 'archived'} {len(item.archive)} ignored "
+                     f"file(s) first: {', '.join(item.archive[:3])}"
+                     + (" ..." if len(item.archive) > 3 else ""))
+    archive = outcome.archives.get(item.name) if outcome is not None and not item.remote \
+        else None
+    if archive is not None and item.action is Action.DELETED:
+        lines.append(f"      archive: {archive.path}; files back: {archive.checkout_command()} "
+                     f"&& {archive.restore_command()}")
     for block in item.blocking:
         lines.append(f"      blocks removal: {block}")
+    if item.action is Action.BLOCKED and item.worktree and item.blocking and all(
+            b.startswith("SKIP_PROTECTED_IGNORED: ") for b in item.blocking):
+        lines.append("      to keep those files and remove it: branchkeeper sweep --clean "
+                     "--archive-ignored")
     if item.restore:
         lines.append(f"      restore: {item.restore}")
     return lines
@@ -86,7 +101,7 @@ def render_text(outcome: Outcome) -> str:
         head += f" (default branch {plan.inventory.default.name})"
     lines = [head]
     for item in items:
-        lines += _line(item, dry=dry)
+        lines += _line(item, dry=dry, outcome=outcome)
     if outcome.remote_items:
         lines.append(f"remote {plan.inventory.remote}:")
         for item in sorted(outcome.remote_items, key=lambda i: (order.index(i.action), i.name)):

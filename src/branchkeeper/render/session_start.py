@@ -1,8 +1,9 @@
 """The SessionStart text (issue 6, section 1; first document, section 4 "Stages").
 
-Order: LOST WORK RISK first, in capitals, on every source, each with its push command; branches
-abandoned at stop, stopped by an error, or left when a session ended; dormant branches at the
-block and noisy stages on every source; advisory
+Order: LOST WORK RISK first, in capitals, on every source, each with its push command, then the
+other local-only work (detached commits, dirty worktrees, stashes, our refs, kept ignored files),
+each with the command that secures it; branches abandoned at stop, stopped by an error, or left
+when a session ended; dormant branches at the block and noisy stages on every source; advisory
 ones only on a new session (``source == "startup"``); open holds; merged branches waiting for
 ``branchkeeper sweep --clean``; then one counts line. At most :data:`MAX_LINES` branch lines
 (plus "and N more"). Empty when there is nothing to say. Every command is shell-quoted.
@@ -12,12 +13,16 @@ from __future__ import annotations
 
 from collections import Counter
 
+from branchkeeper.analysis.lost_work import LostKind
 from branchkeeper.analysis.session_summary import SessionSummary, SummaryRow
 from branchkeeper.shell.quoting import git_cmd, shell_quote
 from branchkeeper.state.abandoned import SESSION_END, STOP, STOP_FAILURE
 
 #: Branch lines shown at most; the rest are counted.
 MAX_LINES = 20
+_LOST_LABEL = {LostKind.DETACHED_COMMIT: "worktree", LostKind.DIRTY_WORKTREE: "worktree",
+               LostKind.STASH: "stash", LostKind.KEPT_REF: "ref",
+               LostKind.IGNORED_FILES: "worktree", LostKind.UNPUSHED_BRANCH: "branch"}
 _STAGE_ORDER = {"block": 0, "noisy": 1, "advisory": 2}
 #: The abandoned-at-stop entries by cause, in the order they are listed.
 _ABANDONED_HEADS = (
@@ -67,6 +72,11 @@ def session_start_text(summary: SessionSummary, *, source: str) -> str:
         lines.append(f"LOST WORK RISK: {len(lost)} branch(es) hold commits no remote-tracking "
                      "ref contains; push them now:")
         add([f"  {r.name} ({_age(r)}): {git_cmd('push', '-u', remote, r.name)}" for r in lost])
+    if summary.lost:
+        lines.append(f"LOST WORK RISK: {len(summary.lost)} more piece(s) of work exist only in "
+                     "this clone; secure them:")
+        add([f"  {_LOST_LABEL[i.kind]} {i.subject}: {i.detail}; {i.secure}"
+             for i in summary.lost])
     for cause, head in _ABANDONED_HEADS:
         entries = [a for a in summary.abandoned if a.cause == cause]
         if entries:

@@ -7,6 +7,7 @@ guarantee 5) and puts names where git cannot take them for options.
 from __future__ import annotations
 
 import shlex
+from collections.abc import Sequence
 from typing import Any
 
 from rich.console import Console
@@ -14,6 +15,7 @@ from rich.table import Table
 from rich.text import Text
 
 from branchkeeper.analysis.inventory import Inventory
+from branchkeeper.analysis.lost_work import LostKind, LostWork
 from branchkeeper.model.records import BranchRecord, BranchState, CommandVerdict, Stage
 
 JSON_VERSION = 1
@@ -109,10 +111,38 @@ def record_json(r: BranchRecord) -> dict[str, Any]:
     }
 
 
-def inventory_json(inv: Inventory, *, show_all: bool = True) -> dict[str, Any]:
-    """The whole ``sweep --json`` document."""
+#: How each kind of local-only work is counted in a heading.
+KIND_LABELS = {
+    LostKind.UNPUSHED_BRANCH: "branch(es)",
+    LostKind.DETACHED_COMMIT: "detached commit(s)",
+    LostKind.DIRTY_WORKTREE: "dirty worktree(s)",
+    LostKind.STASH: "stash(es)",
+    LostKind.KEPT_REF: "ref(s) of ours",
+    LostKind.IGNORED_FILES: "worktree(s) holding ignored files",
+}
+
+
+def lost_counts(lost: Sequence[LostWork]) -> dict[str, int]:
+    """Items per kind (every kind listed, in listing order)."""
+    return {k.value: sum(1 for i in lost if i.kind is k) for k in LostKind}
+
+
+def lost_phrase(lost: Sequence[LostWork]) -> str:
+    """``2 branch(es), 1 dirty worktree(s)``: the non-empty kinds, in listing order."""
+    counts = lost_counts(lost)
+    return ", ".join(f"{n} {KIND_LABELS[LostKind(k)]}" for k, n in counts.items() if n)
+
+
+def inventory_json(inv: Inventory, *, show_all: bool = True,
+                   lost: Sequence[LostWork] | None = None,
+                   lost_notes: Sequence[str] = ()) -> dict[str, Any]:
+    """The whole ``sweep --json`` document (docs/sweep-json.md). ``lost``: every piece of
+    local-only work (``None``: branches only, as the inventory knows them)."""
     records = [r for r in inv.records if show_all or r.state is not BranchState.EXEMPT]
     d = inv.config.branches.dormancy
+    summary = inv.summary()
+    if lost is not None:
+        summary["lost_work_risk"] = len(lost)
     return {
         "version": JSON_VERSION,
         "repository": str(inv.facts.main_root),
@@ -124,9 +154,11 @@ def inventory_json(inv: Inventory, *, show_all: bool = True) -> dict[str, Any]:
         "shallow": inv.facts.shallow,
         "dormancy_days": {"advisory": d.effective_advisory_days, "noisy": d.effective_noisy_days,
                           "block": d.effective_block_days},
-        "notes": list(inv.notes),
+        "notes": [*inv.notes, *lost_notes],
+        "lost_work": None if lost is None else [i.to_json() for i in lost],
         "branches": [record_json(r) for r in records],
-        "summary": inv.summary(),
+        "summary": {**summary, **({"lost_work_by_kind": lost_counts(lost)}
+                                  if lost is not None else {})},
     }
 
 
@@ -137,8 +169,35 @@ def _age(r: BranchRecord) -> str:
     return "?" if r.age_days is None else f"{r.age_days:.0f}d"
 
 
-def render_text(inv: Inventory, console: Console, *, show_all: bool = False) -> None:
-    """The terminal report: LOST WORK RISK first, then merged, dormant by stage, live, parked."""
+def _lost_section(console: Console, lost: Sequence[LostWork]) -> None:
+    """LOST WORK RISK: each piece of local-only work with the command that secures it."""
+    only_branches = all(i.kind is LostKind.UNPUSHED_BRANCH for i in lost)
+    console.print(Text(f"\nLOST WORK RISK: {lost_phrase(lost)} exist "
+                       + ("nowhere but this clone" if only_branches else "only in this clone"),
+                       style="bold red"))
+    for i in lost:
+        line = Text("  ")
+        if i.kind is LostKind.UNPUSHED_BRANCH:
+            line.append(i.subject, style="bold")
+            age = "?" if i.age_days is None else f"{i.age_days:.0f}d"
+            line.append(f"  {'?' if i.count is None else i.count} commit(s) no remote holds, "
+                        f"{age} old" + (f", worktree {i.worktree}" if i.worktree else ""))
+        else:
+            label = {LostKind.STASH: "", LostKind.KEPT_REF: "ref "}.get(i.kind, "worktree ")
+            line.append(f"{label}{i.subject}", style="bold")
+            line.append(f"  {i.detail}")
+        console.print(line, soft_wrap=True)
+        verb = "keep them" if i.kind is LostKind.IGNORED_FILES else "secure it"
+        # Commands are never wrapped: a folded command is a paste hazard.
+        console.print(Text(f"    {verb}: {i.secure}", style="cyan"), soft_wrap=True)
+
+
+def render_text(inv: Inventory, console: Console, *, show_all: bool = False,
+                lost: Sequence[LostWork] | None = None,
+                lost_notes: Sequence[str] = ()) -> None:
+    """The terminal report: LOST WORK RISK first (every kind of local-only work when ``lost``
+    is given, else the branches the inventory found contained nowhere), then merged, dormant by
+    stage, live, parked."""
     records = [r for r in inv.records if show_all or r.state is not BranchState.EXEMPT]
     d = inv.config.branches.dormancy
     head = Text()
@@ -148,23 +207,13 @@ def render_text(inv: Inventory, console: Console, *, show_all: bool = False) -> 
                 f"dormancy: {d.effective_advisory_days}/{d.effective_noisy_days}/"
                 f"{d.effective_block_days} days ({d.preset})")
     console.print(head)
-    for note in inv.notes:
+    for note in [*inv.notes, *lost_notes]:
         console.print(Text(f"note: {note}", style="yellow"))
 
-    risk = [r for r in records if r.lost_work_risk]
-    if risk:
-        console.print(Text(f"\nLOST WORK RISK: {len(risk)} branch(es) exist nowhere but this "
-                           "clone", style="bold red"))
-        for r in sorted(risk, key=lambda r: -(r.age_days or 0)):
-            line = Text("  ")
-            line.append(r.name, style="bold")
-            line.append(f"  {r.unpushed if r.unpushed is not None else '?'} commit(s) no "
-                        f"remote holds, {_age(r)} old")
-            if r.worktree:
-                line.append(f", worktree {r.worktree}")
-            console.print(line, soft_wrap=True)
-            console.print(Text(f"    secure it: {push_command(inv.remote, r.name)}", style="cyan"),
-                          soft_wrap=True)
+    if lost is None:
+        lost = _branch_lost(inv, records)
+    if lost:
+        _lost_section(console, lost)
 
     done = [r for r in records if r.state.preserved]
     if done:
@@ -237,8 +286,8 @@ def render_text(inv: Inventory, console: Console, *, show_all: bool = False) -> 
              if s[k]]
     console.print()
     console.print(Text(f"{len(records)} branches: " + (", ".join(parts) or "nothing to report")
-                       + f"; LOST WORK RISK: {s['lost_work_risk']}",
-                       style="bold red" if s["lost_work_risk"] else "bold"))
+                       + f"; LOST WORK RISK: {len(lost)}",
+                       style="bold red" if lost else "bold"))
     if any(r.local_tip is not None for r in done):
         console.print(Text("clean up every proven local branch at once: branchkeeper sweep "
                            "--clean (add --dry-run to see the plan)", style="cyan"),
@@ -280,6 +329,16 @@ def _render_superseded(records: list[BranchRecord], console: Console) -> None:
         console.print(Text(f"    park it: {park_command(r.name)}", style="cyan"), soft_wrap=True)
         console.print(Text(f"    or delete it deliberately: {unproven_delete_command(r.name)}",
                            style="cyan"), soft_wrap=True)
+
+
+def _branch_lost(inv: Inventory, records: Sequence[BranchRecord]) -> list[LostWork]:
+    """The branches contained nowhere, as lost-work items (when no full list was given)."""
+    return [LostWork(LostKind.UNPUSHED_BRANCH, r.name,
+                     f"{r.unpushed if r.unpushed is not None else '?'} commit(s) no remote holds"
+                     + (f", worktree {r.worktree}" if r.worktree else ""),
+                     push_command(inv.remote, r.name), r.unpushed, r.age_days, r.worktree)
+            for r in sorted((r for r in records if r.lost_work_risk),
+                            key=lambda r: -(r.age_days or 0))]
 
 
 def _date(stamp: int) -> str:

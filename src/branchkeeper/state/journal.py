@@ -5,7 +5,9 @@
 sharing its id:
 
 - ``begin``: ``op``, ``items`` (``{"ref", "old", "remote", "restore"}`` each), ``bundle`` (see
-  :meth:`BundleInfo.to_json`, or null), ``note``, ``argv``: written BEFORE anything is touched;
+  :meth:`BundleInfo.to_json`, or null), ``archives`` (archives of ignored files, see
+  :meth:`ArchiveInfo.to_json`; absent when there are none), ``note``, ``argv``: written BEFORE
+  anything is touched;
 - ``item``: one per ref result (``ref``, ``result`` = deleted/raced/kept/failed, ``reason``);
 - ``end``: ``status`` = done/partial/failed;
 - ``undo``: ``status`` (done/partial/failed) and per-ref ``results`` of a ``branchkeeper undo``.
@@ -31,6 +33,7 @@ from typing import Any
 
 from branchkeeper.git.types import Oid
 from branchkeeper.state import faults
+from branchkeeper.state.archives import ArchiveInfo
 from branchkeeper.state.bundles import BundleInfo
 from branchkeeper.state.lock import repo_lock
 from branchkeeper.state.statedir import journal_path
@@ -123,6 +126,7 @@ class Operation:
     note: str
     argv: tuple[str, ...]
     undos: tuple[UndoRecord, ...] = ()
+    archives: tuple[ArchiveInfo, ...] = ()
 
     @property
     def undone(self) -> UndoRecord | None:
@@ -199,20 +203,26 @@ class Journal:
                 os.close(fd)
 
     def begin(self, op: str, items: Sequence[JournalItem], *, bundle: BundleInfo | None,
-              note: str = "", argv: Sequence[str] | None = None) -> str:
+              note: str = "", argv: Sequence[str] | None = None,
+              archives: Sequence[ArchiveInfo] = ()) -> str:
         """Record that ``op`` is about to change ``items``; return the new operation id.
 
-        ``argv`` defaults to this process's command line (``branchkeeper ...``). Written and
-        fsynced before the caller touches anything (guarantee 3).
+        ``archives``: the verified archives of ignored files the operation wrote before
+        removing worktrees. ``argv`` defaults to this process's command line
+        (``branchkeeper ...``). Written and fsynced before the caller touches anything
+        (guarantee 3).
         """
         op_id = new_operation_id()
         command = list(argv) if argv is not None else ["branchkeeper", *sys.argv[1:]]
-        self._append([{
+        event: dict[str, Any] = {
             "event": "begin", "id": op_id, "time": _now(), "op": op,
             "items": [i.to_json() for i in items],
             "bundle": bundle.to_json() if bundle is not None else None,
             "note": note, "argv": command,
-        }])
+        }
+        if archives:
+            event["archives"] = [a.to_json() for a in archives]
+        self._append([event])
         return op_id
 
     def record(self, op_id: str, *results: ItemResult) -> None:
@@ -311,8 +321,10 @@ def _build(begin: Mapping[str, Any], events: Sequence[Mapping[str, Any]]) -> Ope
                 results={str(k): (str(v[0]), str(v[1])) for k, v in dict(event["results"]).items()},
             ))
     bundle = BundleInfo.from_json(begin["bundle"]) if begin.get("bundle") else None
+    archives = tuple(ArchiveInfo.from_json(a) for a in begin.get("archives") or ())
     return Operation(
         id=str(begin["id"]), op=str(begin["op"]), time=str(begin["time"]), status=status,
         items=items, results=results, bundle=bundle, note=str(begin.get("note", "")),
         argv=tuple(str(a) for a in begin.get("argv", [])), undos=tuple(undos),
+        archives=archives,
     )

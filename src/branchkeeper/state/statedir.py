@@ -7,6 +7,7 @@ lands in a work tree. Layout::
     <common dir>/branchkeeper/          (mode 0700)
         journal.jsonl                   append-only operation journal (state.journal)
         bundles/                        verified recovery bundles (written by actions.bundle)
+        archives/                       verified archives of ignored files (actions.archive)
         locks/                          lock files (state.lock)
 """
 
@@ -21,6 +22,7 @@ from branchkeeper.git.run import GitError, run_git
 STATE_DIRNAME = "branchkeeper"
 JOURNAL_NAME = "journal.jsonl"
 BUNDLES_DIRNAME = "bundles"
+ARCHIVES_DIRNAME = "archives"
 LOCKS_DIRNAME = "locks"
 
 
@@ -83,6 +85,12 @@ def journal_path(common_dir: Path) -> Path:
 def bundles_dir(common_dir: Path) -> Path:
     """``<state dir>/bundles/``, created on demand."""
     return _ensure_dir(state_dir(common_dir) / BUNDLES_DIRNAME)
+
+
+def archives_dir(common_dir: Path) -> Path:
+    """``<state dir>/archives/`` (verified archives of a removed worktree's ignored files),
+    created on demand."""
+    return _ensure_dir(state_dir(common_dir) / ARCHIVES_DIRNAME)
 
 
 def locks_dir(common_dir: Path) -> Path:

@@ -43,6 +43,7 @@ def operation_json(operation: Operation) -> dict[str, Any]:
         "items": len(operation.items),
         "results": {ref: r.outcome.value for ref, r in operation.results.items()},
         "bundle": str(operation.bundle.path) if operation.bundle is not None else None,
+        "archives": [str(a.path) for a in operation.archives],
         "note": operation.note,
         "argv": list(operation.argv),
     }

@@ -38,19 +38,12 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
 def _refusal(name: str, facts: RepoFacts, config: Config) -> str | None:
     """Why ``name`` can never be parked: the default branch, an integration line, an exempt
     or protected name (they are not work; a marker pushed there lands on a shared line)."""
-    from branchkeeper.analysis.refs import matches_any, read_refs, resolve_default_branch
+    from branchkeeper.analysis.refs import protected_role, read_refs, resolve_default_branch
 
     b = config.branches
     default = resolve_default_branch(b.default, read_refs(facts.root, b.remote))
-    if name == default.name:
-        return "it is the default branch"
-    if matches_any(name, b.integration_lines):
-        return "it is an integration line (branches.integration_lines)"
-    if matches_any(name, b.exempt):
-        return "it is exempt (branches.exempt)"
-    if name in b.protected_names:
-        return "it is a protected name (branches.protected_names)"
-    return None
+    role = protected_role(name, b, default.name)
+    return None if role is None else f"it is {role}"
 
 
 def run(args: argparse.Namespace) -> int:

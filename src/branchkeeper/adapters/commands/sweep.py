@@ -5,15 +5,19 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+import time
+from collections.abc import Sequence
 from pathlib import Path
 
 from branchkeeper.adapters.common import (
+    add_ignored_options,
     open_repository,
     open_repository_cached,
     stderr_console,
     stdout_console,
 )
 from branchkeeper.analysis.inventory import Inventory, build_inventory
+from branchkeeper.analysis.lost_work import LostWork, inventory_lost_work
 from branchkeeper.errors import ExitCode, UsageError
 from branchkeeper.git.repo import repo_facts
 from branchkeeper.model.records import Stage
@@ -28,14 +32,18 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
         description=(
             "Inventory every local and remote-tracking branch: merged, merged into an "
             "integration line, patch-equivalent (rebase or squash merged), parked, dormant or "
-            "live, with where unmerged work lives. Read-only unless --clean."
+            "live, with where unmerged work lives; first, every piece of work that exists only "
+            "in this clone (LOST WORK RISK: unpushed branches, detached commits, dirty "
+            "worktrees, stashes, refs of ours, kept ignored files) with the command that "
+            "secures it. Read-only unless --clean."
         ),
     )
     p.add_argument("--json", action="store_true", help="print one JSON document (docs/sweep-json.md)")
     p.add_argument("--all", dest="show_all", action="store_true",
                    help="also list exempt branches, the default branch and integration lines")
     p.add_argument("--fail-on-risk", action="store_true",
-                   help="exit 1 when any branch is at LOST WORK RISK or at the dormancy block stage")
+                   help="exit 1 when any work is at LOST WORK RISK (a branch, a worktree, a stash) "
+                        "or a branch is at the dormancy block stage")
     p.add_argument("--budget-ms", type=int, default=None, metavar="MS",
                    help="stop proof work after MS milliseconds; the rest is 'unknown' (reason "
                         "budget) and the next run continues from the cache (default: unbounded)")
@@ -47,14 +55,27 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
                         "(docs/cleanup.md). Exit 0 done, 5 raced, 4 error")
     p.add_argument("--dry-run", action="store_true",
                    help="with --clean: list what would go and why, and what is kept and why")
+    add_ignored_options(p)
     p.set_defaults(func=run)
 
 
-def exit_code(inv: Inventory, *, fail_on_risk: bool) -> int:
-    """0, or 1 with ``fail_on_risk`` when a branch is at LOST WORK RISK or the block stage."""
-    if fail_on_risk and any(r.lost_work_risk or r.stage is Stage.BLOCK for r in inv.records):
+def exit_code(inv: Inventory, *, fail_on_risk: bool, lost: Sequence[LostWork] = ()) -> int:
+    """0, or 1 with ``fail_on_risk`` when any work is at LOST WORK RISK or a branch is at the
+    block stage."""
+    if fail_on_risk and (lost or any(r.lost_work_risk or r.stage is Stage.BLOCK
+                                     for r in inv.records)):
         return int(ExitCode.FINDINGS)
     return int(ExitCode.OK)
+
+
+def lost_work_of(inv: Inventory, *, budget_ms: int | None,
+                 started: float) -> tuple[list[LostWork], list[str]]:
+    """Every piece of local-only work, the worktrees read inside what is left of ``budget_ms``
+    (at least a quarter of it) since ``started`` (``time.monotonic``); unbounded without one."""
+    deadline = None
+    if budget_ms is not None:
+        deadline = max(started + budget_ms / 1000.0, time.monotonic() + budget_ms / 4000.0)
+    return inventory_lost_work(inv, deadline=deadline)
 
 
 def _inventory(facts_dir: Path | None, args: argparse.Namespace | None, *, budget_ms: int | None,
@@ -72,14 +93,16 @@ def _inventory(facts_dir: Path | None, args: argparse.Namespace | None, *, budge
     return build_inventory(facts, config, budget_ms=budget_ms, use_cache=use_cache)
 
 
-def emit(inv: Inventory, *, as_json: bool, show_all: bool) -> None:
+def emit(inv: Inventory, *, as_json: bool, show_all: bool,
+         lost: tuple[list[LostWork], list[str]] | None = None) -> None:
+    items, notes = lost if lost is not None else (None, [])
     if as_json:
         # Indented for a person at a terminal; compact (the C encoder, fast) for scripts.
         indent = 2 if sys.stdout.isatty() else None
-        sys.stdout.write(json.dumps(inventory_json(inv, show_all=True), indent=indent,
-                                    ensure_ascii=False) + "\n")
+        doc = inventory_json(inv, show_all=True, lost=items, lost_notes=notes)
+        sys.stdout.write(json.dumps(doc, indent=indent, ensure_ascii=False) + "\n")
     else:
-        render_text(inv, stdout_console(), show_all=show_all)
+        render_text(inv, stdout_console(), show_all=show_all, lost=items, lost_notes=notes)
 
 
 def run_clean(args: argparse.Namespace) -> int:
@@ -89,7 +112,8 @@ def run_clean(args: argparse.Namespace) -> int:
     from branchkeeper.adapters.commands.delete import exit_code as cleanup_exit
 
     facts, loaded = open_repository(args)
-    outcome = run_sweep_clean(facts, loaded.config, dry=args.dry_run)
+    outcome = run_sweep_clean(facts, loaded.config, dry=args.dry_run, polarity=args.ignored,
+                              archive_ignored=args.archive_ignored)
     code = cleanup_exit(outcome)
     emit_cleanup(outcome, as_json=args.json, code=code)
     return code
@@ -100,10 +124,12 @@ def run(args: argparse.Namespace) -> int:
         return run_clean(args)
     if getattr(args, "dry_run", False):
         raise UsageError("--dry-run is used with --clean")
+    started = time.monotonic()
     inv = _inventory(None, args, budget_ms=args.budget_ms, use_cache=not args.no_cache)
-    code = exit_code(inv, fail_on_risk=args.fail_on_risk)
+    lost = lost_work_of(inv, budget_ms=args.budget_ms, started=started)
+    code = exit_code(inv, fail_on_risk=args.fail_on_risk, lost=lost[0])
     args.exit_code_hint = code  # known before printing (see cli: a closed pipe keeps it)
-    emit(inv, as_json=args.json, show_all=args.show_all)
+    emit(inv, as_json=args.json, show_all=args.show_all, lost=lost)
     return code
 
 
@@ -111,5 +137,6 @@ def sweep_main(repo: Path, *, as_json: bool = False, show_all: bool = False,
                fail_on_risk: bool = False) -> int:
     """Sweep the repository at ``repo`` and print the report; return the exit code."""
     inv = _inventory(repo, None, budget_ms=None, use_cache=True)
-    emit(inv, as_json=as_json, show_all=show_all)
-    return exit_code(inv, fail_on_risk=fail_on_risk)
+    lost = lost_work_of(inv, budget_ms=None, started=time.monotonic())
+    emit(inv, as_json=as_json, show_all=show_all, lost=lost)
+    return exit_code(inv, fail_on_risk=fail_on_risk, lost=lost[0])

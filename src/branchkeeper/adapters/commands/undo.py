@@ -18,9 +18,11 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     parser = subparsers.add_parser(
         "undo", help="restore the refs the last (or a named) operation deleted",
         description="Recreate the local refs an operation deleted, at their recorded tips, from "
-                    "the object store or the operation's bundle. A ref that exists again at "
-                    "another tip is never overwritten. Remote branches are not pushed: the push "
-                    "command is printed. Exit 0 restored, 5 conflicts, 4 errors.",
+                    "the object store or the operation's bundle, and put back the ignored files "
+                    "it archived (re-creating their worktree first). A ref that exists again "
+                    "at another tip, or a file that exists again, is never overwritten. Remote "
+                    "branches are not pushed: the push command is printed. Exit 0 restored, "
+                    "5 conflicts, 4 errors.",
     )
     parser.add_argument("id", nargs="?", default=None, metavar="ID",
                         help="operation id from 'branchkeeper log' (default: the newest)")
@@ -53,6 +55,12 @@ def report_json(report: UndoReport) -> dict[str, Any]:
              "reason": i.reason, "command": i.command}
             for i in report.items
         ],
+        "archives": [
+            {"archive": str(a.archive.path), "worktree": a.archive.worktree,
+             "outcome": a.outcome.value, "restored": list(a.restored), "kept": list(a.kept),
+             "recreated": a.recreated, "reason": a.reason, "command": a.command}
+            for a in report.archives
+        ],
     }
 
 
@@ -73,12 +81,19 @@ def render_text(report: UndoReport) -> str:
         lines.append(text)
         if item.command:
             lines.append(f"      {item.command}")
+    for a in report.archives:
+        word = _WORDS[a.outcome][1 if report.dry_run else 0]
+        lines.append(f"  {word:<13} ignored files into {a.archive.worktree}: {a.reason}")
+        if a.recreated:
+            lines.append(f"      (re-created the checkout: {a.archive.checkout_command()})")
+        if a.command:
+            lines.append(f"      {a.command}")
     return "\n".join(lines) + "\n"
 
 
 def exit_code(report: UndoReport) -> int:
     """0 restored (or nothing to do), 4 when an item failed, 5 when one conflicted."""
-    outcomes = {i.outcome for i in report.items}
+    outcomes = {i.outcome for i in report.items} | {a.outcome for a in report.archives}
     if UndoOutcome.FAILED in outcomes:
         return int(ExitCode.ERROR)
     if UndoOutcome.CONFLICT in outcomes:

@@ -15,10 +15,16 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from branchkeeper.actions.reap import Outcome, ReapResult, execute_reap
+from branchkeeper.actions.reap import Outcome, ReapResult, Saves, execute_reap
+from branchkeeper.adapters.common import add_ignored_options
 from branchkeeper.analysis.pr_evidence import GhProvider, NoProvider, PrEvidence
-from branchkeeper.analysis.reap_facts import PrAsker, ReapPlan, ReapSettings, plan_reap
 from branchkeeper.analysis.reap_gates import ARCHIVE_DEFAULT_MIN_AGE_HOURS
+from branchkeeper.analysis.worktree_record import (
+    PrAsker,
+    WorktreeSettings,
+    WorktreeSurvey,
+    survey_worktrees,
+)
 from branchkeeper.errors import ExitCode, RefusedError
 from branchkeeper.git.repo import parse_worktree_porcelain, repo_facts
 from branchkeeper.git.run import run_git
@@ -29,10 +35,11 @@ def register_reap(sub: Any) -> None:
     """Add ``worktree reap`` to the ``worktree`` subparsers."""
     p = sub.add_parser(
         "reap", help="remove every worktree the reap gates prove safe to remove",
-        description="Remove linked worktrees that are unlocked, not this one, idle past the "
-                    "activity window, clean, free of protected ignored content, and whose "
-                    "branch is proven preserved (or unpushed with no unique commits). Never "
-                    "forces, never deletes a branch. Exit 0 done, 4 error, 5 refused.")
+        description="Remove linked worktrees that are unlocked, not this one, not the checkout "
+                    "of the default branch or a line, idle past the activity window, clean, "
+                    "holding no ignored file that is not regenerable, and whose branch is "
+                    "proven preserved (or unpushed with no unique commits). Never forces, never "
+                    "deletes a branch. Exit 0 done, 4 error, 5 refused.")
     p.add_argument("--dry-run", action="store_true", help="compute and report; remove nothing")
     p.add_argument("--explain", action="store_true",
                    help="with --dry-run: every gate's result per worktree")
@@ -40,8 +47,7 @@ def register_reap(sub: Any) -> None:
                    help="one git worktree list: counts only (no network, no evaluation)")
     p.add_argument("--min-age-hours", type=float, default=None, metavar="N",
                    help="also require the worktree to be at least N hours old (off unless given)")
-    p.add_argument("--strict-ignored", action="store_true",
-                   help="every ignored file is protected unless listed disposable")
+    add_ignored_options(p)
     p.add_argument("--archive-unproven", action="store_true",
                    help="bundle and remove SKIP_NOT_PUSHED / SKIP_AMBIGUOUS_NO_PR worktrees "
                         f"(needs gh; implies --min-age-hours {ARCHIVE_DEFAULT_MIN_AGE_HOURS:g})")
@@ -105,9 +111,10 @@ def run_reap(args: argparse.Namespace) -> int:
                                "open PR. Nothing was archived or removed.")
         if min_age is None:
             min_age = ARCHIVE_DEFAULT_MIN_AGE_HOURS
-    plan = plan_reap(facts, config, settings=ReapSettings(
-        strict_ignored=args.strict_ignored, min_age_hours=min_age), asker=PrAsker(provider))
-    results = execute_reap(plan, dry_run=args.dry_run, archive=args.archive_unproven)
+    plan = survey_worktrees(facts, config, settings=WorktreeSettings(
+        polarity=args.ignored, min_age_hours=min_age), asker=PrAsker(provider))
+    results = execute_reap(plan, dry_run=args.dry_run, saves=Saves(
+        unproven=args.archive_unproven, ignored=args.archive_ignored))
     if args.json:
         json.dump(reap_json(plan, results, dry_run=args.dry_run), sys.stdout, indent=2,
                   ensure_ascii=False)
@@ -129,6 +136,7 @@ def _result_json(r: ReapResult) -> dict[str, Any]:
         "detail": r.detail, "triage": v.triage, "restore": list(r.restore),
         "bundle": r.bundle.to_json() if r.bundle else None, "operation": r.op_id,
         "salvaged": list(r.salvaged),
+        "archive": r.archive.to_json() if r.archive else None,
         "gates": [{"name": g.name, "passed": g.passed, "detail": g.detail} for g in v.gates],
     }
 
@@ -140,7 +148,7 @@ def _tally(results: list[ReapResult]) -> dict[str, int]:
     return counts
 
 
-def reap_json(plan: ReapPlan, results: list[ReapResult], *, dry_run: bool) -> dict[str, Any]:
+def reap_json(plan: WorktreeSurvey, results: list[ReapResult], *, dry_run: bool) -> dict[str, Any]:
     """The JSON document ``worktree reap --json`` prints."""
     return {"dry_run": dry_run, "pr_evidence": plan.pr_note, "degraded": plan.degraded,
             "notes": plan.notes, "worktrees": [_result_json(r) for r in results],
@@ -152,7 +160,7 @@ _WORD = {Outcome.REMOVED: "removed", Outcome.ARCHIVED: "archived",
          Outcome.KEPT: "kept", Outcome.RACED: "kept (raced)", Outcome.FAILED: "kept (failed)"}
 
 
-def render_reap(plan: ReapPlan, results: list[ReapResult], *, dry_run: bool,
+def render_reap(plan: WorktreeSurvey, results: list[ReapResult], *, dry_run: bool,
                 explain: bool) -> str:
     """The text report: the PR-evidence line, one block per worktree, then the totals."""
     lines = [plan.pr_note]
@@ -174,6 +182,9 @@ def render_reap(plan: ReapPlan, results: list[ReapResult], *, dry_run: bool,
             lines.append(f"  triage: {v.triage}")
         for path in r.salvaged:
             lines.append(f"  salvaged: {_show(path)}")
+        if r.archive is not None:
+            lines.append(f"  archived {len(r.archive.members)} ignored file(s): "
+                         f"{_show(r.archive.path)}")
         if r.bundle is not None:
             lines.append(f"  bundle: {_show(r.bundle.path)} ({r.bundle.note})")
             for pre in r.bundle.prerequisites:

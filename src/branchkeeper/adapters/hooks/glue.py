@@ -118,6 +118,11 @@ def needs_guard(command: str, *, cwd: str) -> bool:
     return False
 
 
+def repo_config(facts: RepoFacts) -> Config:
+    """The configuration of the repository ``facts`` describes (read once per process)."""
+    return _repo(facts.root)[1]
+
+
 def _repo(cwd: Path) -> tuple[RepoFacts, Config]:
     """Facts and config of the repository at ``cwd`` (cached per process). Raises
     NotARepositoryError / ConfigError."""

@@ -8,8 +8,12 @@ agent) and print the absolute path as the last stdout line. Any non-zero exit ab
 creation. The same name again is idempotent: an existing worktree at that path is printed
 without being counted or judged.
 
-WorktreeRemove has no decision output: we map the path to its branch, remove the worktree
-without ``--force`` (with it only when :func:`~branchkeeper.adapters.hooks.glue.force_removal_safe`
+WorktreeRemove has no decision output: we map the path to its branch, read the worktree's one
+record (:mod:`branchkeeper.analysis.worktree_record`) and keep the worktree, saying why, when it
+holds ignored files the ignored-content rule keeps (with the ``worktree retire
+--archive-ignored`` command that saves them first), carries an explicit hold or a nested
+checkout, or is the checkout of the default branch or a line; otherwise we remove it without
+``--force`` (with it only when :func:`~branchkeeper.adapters.hooks.glue.force_removal_safe`
 proves it safe), never delete a directory by hand, and delete the branch only through
 :func:`~branchkeeper.adapters.hooks.glue.delete_if_proven` when its creator route is
 ``worktree_create``.
@@ -26,7 +30,7 @@ from pathlib import Path
 from branchkeeper.adapters.hooks import answer as A
 from branchkeeper.adapters.hooks import glue as events
 from branchkeeper.adapters.hooks.event import HookEvent
-from branchkeeper.git.repo import Worktree, list_worktrees, repo_facts
+from branchkeeper.git.repo import RepoFacts, Worktree, list_worktrees, repo_facts
 from branchkeeper.git.run import run_git
 from branchkeeper.state import branch_records as records
 from branchkeeper.state.faults import fault
@@ -167,6 +171,30 @@ def _pin_unreferenced_head(wt: Worktree, where: Path, common_dir: Path, log: Log
     return ok
 
 
+#: Retire gates the WorktreeRemove hook leaves to others: it runs inside the worktree it
+#: removes (not_self), pins a detached HEAD itself (commit_kept), and lets git refuse a dirty
+#: tree (clean) or a locked one (unlocked) in its own words.
+_HOOK_IGNORES = frozenset({"not_self", "commit_kept", "clean", "unlocked"})
+
+
+def _record_blockers(facts: RepoFacts, worktrees: list[Worktree], wt: Worktree) -> list[str]:
+    """Why the worktree's record keeps it (the checkout of the default branch or a line, an
+    explicit hold, a nested checkout, ignored files the ignored-content rule keeps), with the
+    command that removes it without loss where one exists; empty when nothing does."""
+    from branchkeeper.analysis.worktree_record import gather, judge, worktree_context
+
+    config = events.repo_config(facts)
+    ctx = worktree_context(facts, config, inventory=None, worktrees=worktrees)
+    record = judge(ctx, gather(ctx, wt))
+    gates = [g for g in record.retire.blockers if g.name not in _HOOK_IGNORES]
+    lines = [f"{g.fails_as.value}: {g.detail}" for g in gates]
+    if [g.name for g in gates] == ["ignored_disposable"]:
+        lines.append("to keep those files and remove it: "
+                     + shlex.join(["branchkeeper", "worktree", "retire", "--archive-ignored",
+                                   str(wt.path)]))
+    return lines
+
+
 def remove_worktree(event: HookEvent, *, log: Log) -> A.Answer:
     """Handle WorktreeRemove; see the module docstring. Never a decision: a refusal by git is
     a notice (and a log line), and the worktree is kept."""
@@ -180,6 +208,11 @@ def remove_worktree(event: HookEvent, *, log: Log) -> A.Answer:
         return A.SILENT
     main = worktrees[0]
     where = facts.common_dir if main.bare else main.path
+    kept = _record_blockers(facts, worktrees, match)
+    if kept:
+        message = f"branchkeeper: kept worktree {match.path}: " + "; ".join(kept)
+        log(message)
+        return A.Answer(A.NOTICE, message)
     force = bool(events.force_removal_safe(match.path, cwd=where))
     pinned = _pin_unreferenced_head(match, where, facts.common_dir, log)
     if pinned is False:

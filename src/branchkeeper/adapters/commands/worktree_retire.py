@@ -1,0 +1,197 @@
+"""``branchkeeper worktree retire PATH`` and its hold verbs (issue 4, section 2; issue 12,
+sections 1, 2 and 6): the command-line face of :mod:`branchkeeper.actions.retire`.
+
+Exit codes: 0 the checkout was removed (or a hold verb done); 3 an automatic hold was recorded
+instead (the blockers are printed, with the command that resolves ignored files when that is
+all that stands in the way); 5 refused: this worktree is never retired (the main worktree, the
+checkout of the default branch, an integration line, an exempt or protected branch); 4 error.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shlex
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from branchkeeper.actions.retire import RetireResult, find_worktree, retire_worktree
+from branchkeeper.adapters.commands.worktree_shared import emit_notes, show, verdict_json
+from branchkeeper.adapters.common import add_ignored_options
+from branchkeeper.errors import BranchkeeperError, ExitCode, UsageError
+from branchkeeper.git.repo import RepoFacts, repo_facts
+from branchkeeper.model.config_file import load_config
+from branchkeeper.state import holds as hold_store
+
+
+def register_retire(sub: Any) -> None:
+    """Add ``worktree retire`` to the ``worktree`` subparsers."""
+    ret = sub.add_parser(
+        "retire", help="remove a finished worktree's checkout, or hold it",
+        description="Remove the checkout at PATH when it is unlocked, clean, holds no nested "
+                    "checkout and no ignored file that is not regenerable, and every commit it "
+                    "pins keeps a ref; the branch is kept. Otherwise an automatic hold records "
+                    "why (exit 3). The checkout of the default branch, an integration line or "
+                    "an exempt branch is never retired (exit 5). Never forces, never deletes a "
+                    "branch.")
+    ret.add_argument("path", nargs="?", metavar="PATH")
+    ret.add_argument("--pin", action="store_true",
+                     help="keep a detached HEAD under refs/branchkeeper/pinned/ first")
+    ret.add_argument("--json", action="store_true", help="print JSON")
+    add_ignored_options(ret)
+    ret.add_argument("--hold", action="store_true", help="record an explicit hold on PATH")
+    ret.add_argument("--reason", help="why it is held (with --hold)")
+    ret.add_argument("--revisit", help="the event at which to revisit it (with --hold)")
+    ret.add_argument("--owner", help="who owns the hold (default: $USER or git user.name)")
+    ret.add_argument("--release", action="store_true", help="end the hold on PATH")
+    ret.add_argument("--list-holds", action="store_true", help="list open holds")
+    ret.set_defaults(func=run_retire)
+
+
+def _where(args: argparse.Namespace) -> Path:
+    return Path(getattr(args, "directory", None) or os.getcwd())
+
+
+def _out(args: argparse.Namespace, data: dict[str, Any], text: str) -> None:
+    if args.json:
+        json.dump(data, sys.stdout, indent=2, ensure_ascii=False)
+        sys.stdout.write("\n")
+    else:
+        print(text)
+
+
+def run_retire(args: argparse.Namespace) -> int:
+    """``worktree retire``: remove a checkout (exit 0), record a hold (exit 3), refuse (exit 5),
+    or a hold verb."""
+    base = _where(args)
+    facts = repo_facts(base)
+    if args.list_holds:
+        return _list_holds(args, facts)
+    if not args.path:
+        raise UsageError("worktree retire needs PATH (or --list-holds)")
+    if args.release:
+        return _release(args, facts, base)
+    if args.hold and (not args.reason or not args.revisit):
+        raise UsageError("--hold needs --reason TEXT and --revisit EVENT")
+    wt, _worktrees = find_worktree(facts, args.path, base)
+    owner = args.owner or hold_store.default_owner(facts.root)
+    if args.hold:
+        hold = hold_store.record_hold(facts.common_dir, str(wt.path), reason=args.reason,
+                                      revisit=args.revisit, owner=owner, auto=False)
+        emit_notes()
+        _out(args, {"held": hold.to_json()},
+             f"hold recorded on {show(wt.path)}: {hold.reason} (revisit: {hold.revisit}, "
+             f"owner {hold.owner})")
+        return int(ExitCode.OK)
+    config = load_config(facts.main_root).config
+    result = retire_worktree(facts, config, wt, owner=owner, pin=args.pin,
+                             polarity=args.ignored, archive_ignored=args.archive_ignored)
+    emit_notes()
+    if result.removed:
+        return _removed(args, result)
+    return _kept(args, result)
+
+
+def _removed(args: argparse.Namespace, r: RetireResult) -> int:
+    wt = r.verdict.worktree
+    branch = wt.branch.removeprefix("refs/heads/") if wt.branch else None
+    data = {"removed": str(wt.path), "branch": branch,
+            "head": str(wt.head) if wt.head else None, "kept": r.kept, "pinned": r.pinned,
+            "salvaged": list(r.salvaged), "operation": r.op_id,
+            "archive": r.archive.to_json() if r.archive else None, "restore": list(r.restore)}
+    lines = [f"removed worktree {show(wt.path)}"]
+    if branch and wt.head:
+        lines.append(f"branch {branch} kept at {wt.head}")
+    else:
+        lines.append(f"kept: {r.kept}")
+    if r.pinned:
+        lines.append(f"pinned as {r.pinned}")
+    lines += [f"salvaged: {show(p)}" for p in r.salvaged]
+    if r.archive is not None:
+        lines.append(f"archived {len(r.archive.members)} ignored file(s): "
+                     f"{show(r.archive.path)}")
+    lines += [f"restore: {c}" for c in r.restore]
+    if r.op_id:
+        lines.append(f"undo: branchkeeper undo {r.op_id}")
+    _out(args, data, "\n".join(lines))
+    return int(ExitCode.OK)
+
+
+def _kept(args: argparse.Namespace, r: RetireResult) -> int:
+    wt = r.verdict.worktree
+    hint = _archive_hint(r)
+    data = {"held": r.hold.to_json() if r.hold else None, "refused": r.refused,
+            "disposition": r.verdict.disposition.value, "blockers": list(r.blockers),
+            "triage": r.verdict.triage, "pinned": r.pinned, "hint": hint,
+            "retire": verdict_json(r.verdict)}
+    lines = [f"kept worktree {show(wt.path)}: {r.verdict.disposition.value}"]
+    lines += [f"  blocker: {show(b)}" for b in r.blockers]
+    if r.verdict.triage:
+        lines.append(f"  triage: {r.verdict.triage}")
+    if r.pinned:
+        lines.append(f"  pinned as {r.pinned}")
+    if hint:
+        lines.append(f"  to keep those files and remove it: {hint}")
+    if r.refused:
+        lines.append("never retired; no hold recorded")
+        _out(args, data, "\n".join(lines))
+        return int(ExitCode.REFUSED)
+    hold = r.hold
+    assert hold is not None
+    if hold.auto:
+        lines.append(f"recorded an automatic hold (owner {hold.owner}): it says why the "
+                     "worktree stays and ends when a later retire removes it; see: "
+                     "branchkeeper worktree retire --list-holds")
+    else:
+        release = shlex.join(["branchkeeper", "worktree", "retire", "--release", str(wt.path)])
+        lines.append(f"held by {hold.owner} since {_when(hold.since)}; end it with: {release}")
+    _out(args, data, "\n".join(lines))
+    return int(ExitCode.HELD)
+
+
+def _archive_hint(r: RetireResult) -> str | None:
+    """``branchkeeper worktree retire --archive-ignored PATH`` when kept ignored files are all
+    that stand in the way and an archive can hold them."""
+    blockers = r.verdict.blockers
+    if [g.name for g in blockers] != ["ignored_disposable"]:
+        return None
+    return shlex.join(["branchkeeper", "worktree", "retire", "--archive-ignored",
+                       str(r.verdict.worktree.path)])
+
+
+def _when(stamp: float) -> str:
+    return time.strftime("%Y-%m-%d %H:%M", time.localtime(stamp))
+
+
+def _release(args: argparse.Namespace, facts: RepoFacts, base: Path) -> int:
+    try:
+        key = str(find_worktree(facts, args.path, base)[0].path)
+    except BranchkeeperError:
+        key = os.path.abspath(base / args.path)  # the worktree may be gone already
+    hold = hold_store.release_hold(facts.common_dir, key)
+    emit_notes()
+    if hold is None:
+        raise BranchkeeperError(f"no hold recorded for {show(args.path)}")
+    _out(args, {"released": hold.to_json()}, f"hold released on {show(hold.path)}")
+    return int(ExitCode.OK)
+
+
+def _list_holds(args: argparse.Namespace, facts: RepoFacts) -> int:
+    holds = hold_store.list_holds(facts.common_dir)
+    emit_notes()
+    if args.json:
+        _out(args, {"holds": [h.to_json() for h in holds]}, "")
+        return int(ExitCode.OK)
+    if not holds:
+        print("no open holds")
+        return int(ExitCode.OK)
+    for h in holds:
+        kind = "auto" if h.auto else "explicit"
+        print(f"{show(h.path)}\n  owner: {h.owner}  since: {_when(h.since)}  ({kind})\n"
+              f"  reason: {show(h.reason)}\n  revisit: {show(h.revisit)}")
+        for b in h.blockers:
+            print(f"  blocker: {show(b)}")
+    return int(ExitCode.OK)

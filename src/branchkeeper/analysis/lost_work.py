@@ -1,0 +1,302 @@
+"""LOST WORK RISK: every piece of work that exists only in this clone, and the one command that
+secures each (issue 12, section 4; first document, section 4, "Contained nowhere").
+
+Kinds, in the order they are listed (most at risk first):
+
+- ``unpushed_branch``: a branch with commits no remote-tracking ref holds (the inventory's
+  ``nowhere`` containment, the default branch and lines included): ``git push -u``;
+- ``detached_commit``: a worktree's detached HEAD that no ref holds: push it to a new branch;
+- ``dirty_worktree``: uncommitted changes or untracked files in a worktree (the main one
+  included): commit the named paths;
+- ``stash``: a stash entry (``refs/stash``'s reflog is never pushed): push it to a branch;
+- ``kept_ref``: a ref under ``refs/branchkeeper/`` (pinned, reaped, kept, undo keepers) whose
+  commits no remote holds: push it to a branch;
+- ``ignored_files``: a linked worktree holding ignored files the ignored-content rule keeps (a
+  removal would lose them; the main worktree is never removed): archive them before a removal,
+  or commit what belongs in git.
+
+Bounded: the worktree facts come from the one worktree record per worktree (one ``status``
+each, inside the caller's budget); stashes from one ``git stash list``; our refs from one
+``for-each-ref`` and, when there are any, one ``rev-list``. Nothing here prints.
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+from collections.abc import Sequence
+from dataclasses import dataclass
+from enum import StrEnum
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from branchkeeper.git.parse import records
+from branchkeeper.git.run import run_git
+from branchkeeper.git.types import Oid
+from branchkeeper.model.records import BranchRecord
+
+if TYPE_CHECKING:
+    from branchkeeper.analysis.inventory import Inventory
+    from branchkeeper.analysis.worktree_record import WorktreeRecord
+
+#: Directories and files that hold an agent's or a tool's own configuration, never work to
+#: commit onto a feature branch (Claude Code, Cursor, Gemini, Codex, Copilot, VS Code, the
+#: agent-state directory, this tool's yield file and its team policy, which goes onto the
+#: default branch in a commit of its own): left out of every suggested ``git add``.
+AGENT_CONFIG = (".claude/", ".cursor/", ".gemini/", ".codex/", ".github/copilot/", ".vscode/",
+                ".branchkeeper/", ".agentic/", ".branchkeeper.yaml")
+
+#: Most paths a suggested ``git add`` names; more are added with ``git add -A`` minus the above.
+MAX_NAMED_PATHS = 10
+
+_SAFE = re.compile(r"[^A-Za-z0-9._-]+")
+
+
+class LostKind(StrEnum):
+    """The kinds of local-only work, in listing order."""
+
+    UNPUSHED_BRANCH = "unpushed_branch"
+    DETACHED_COMMIT = "detached_commit"
+    DIRTY_WORKTREE = "dirty_worktree"
+    STASH = "stash"
+    KEPT_REF = "kept_ref"
+    IGNORED_FILES = "ignored_files"
+
+
+_ORDER = {k: i for i, k in enumerate(LostKind)}
+
+
+@dataclass(frozen=True, slots=True)
+class LostWork:
+    """One piece of work that exists only in this clone.
+
+    ``subject``: the branch name, worktree path, ``stash@{N}`` or ref; ``detail``: one line of
+    what is at risk; ``secure``: the one shell-quoted command that secures it; ``count``: commits
+    or files at risk (``None``: unknown); ``age_days``: how old it is, where known.
+    """
+
+    kind: LostKind
+    subject: str
+    detail: str
+    secure: str
+    count: int | None = None
+    age_days: float | None = None
+    worktree: str | None = None
+
+    def to_json(self) -> dict[str, object]:
+        return {"kind": self.kind.value, "subject": self.subject, "detail": self.detail,
+                "secure": self.secure, "count": self.count, "age_days": self.age_days,
+                "worktree": self.worktree}
+
+
+@dataclass(frozen=True, slots=True)
+class Stash:
+    """One stash entry: its commit, ``stash@{N}``, commit time (unix s), subject."""
+
+    oid: Oid
+    name: str
+    time: int
+    subject: str
+
+
+def agent_config(path: str) -> bool:
+    """True for a path inside an agent's or tool's own configuration (:data:`AGENT_CONFIG`)."""
+    return any(path == d.rstrip("/") or (d.endswith("/") and path.startswith(d))
+               for d in AGENT_CONFIG)
+
+
+def commit_command(worktree: str, paths: Sequence[str], *, message: str = "WIP: save work") \
+        -> str | None:
+    """``git -C <worktree> add -- <paths> && git -C <worktree> commit -m <message>``, naming
+    each path (at most :data:`MAX_NAMED_PATHS`; past that ``add -A`` with the agent
+    configuration excluded), agent configuration left out (:data:`AGENT_CONFIG`). ``None``
+    when nothing but agent configuration is dirty."""
+    work = [p for p in dict.fromkeys(paths) if not agent_config(p)]
+    if not work:
+        return None
+    if len(work) <= MAX_NAMED_PATHS:
+        add = shlex.join(["git", "-C", worktree, "add", "--", *work])
+    else:
+        add = shlex.join(["git", "-C", worktree, "add", "-A", "--", ".",
+                          *(f":(exclude){d}" for d in AGENT_CONFIG)])
+    return add + " && " + shlex.join(["git", "-C", worktree, "commit", "-m", message])
+
+
+def _rescue_name(prefix: str, label: str, oid: Oid) -> str:
+    base = _SAFE.sub("-", label).strip(".-")[:40] or "work"
+    return f"rescue/{prefix}{base}-{oid.short}"
+
+
+def read_stashes(root: Path) -> list[Stash]:
+    """Every stash entry, newest first (one ``git stash list``; none: ``[]``). A git error
+    reads as no stash rather than failing a sweep."""
+    res = run_git(["stash", "list", "--format=%H%x00%gd%x00%ct%x00%gs"], cwd=root, check=False)
+    if res.returncode != 0:
+        return []
+    out: list[Stash] = []
+    for oid, name, stamp, subject in records(res.stdout, fields=4):
+        out.append(Stash(Oid.parse(oid), name, int(stamp or 0), subject))
+    return out
+
+
+def read_kept_refs(root: Path) -> dict[str, tuple[Oid, int]]:
+    """Our refs (``refs/branchkeeper/*``) whose tip no remote-tracking ref holds: ref -> (tip,
+    commits reachable from it and from no remote-tracking ref). One ``for-each-ref`` and, when
+    there are such refs, one ``rev-list``."""
+    listed = run_git(["for-each-ref", "--format=%(refname)%00%(objectname)%00%(objecttype)",
+                      "refs/branchkeeper"], cwd=root).stdout
+    tips = {ref: Oid.parse(oid) for ref, oid, kind in records(listed, fields=3)
+            if kind == "commit"}
+    if not tips:
+        return {}
+    stdin = "".join(f"{t}\n" for t in set(tips.values())).encode()
+    walked = run_git(["rev-list", "--parents", "--stdin", "--not", "--remotes"], cwd=root,
+                     stdin=stdin).text
+    parents: dict[str, list[str]] = {}
+    for line in walked.splitlines():
+        commit, *rest = line.split()
+        parents[commit] = rest
+    out: dict[str, tuple[Oid, int]] = {}
+    for ref, tip in tips.items():
+        if tip not in parents:
+            continue  # a remote-tracking ref holds it
+        seen: set[str] = set()
+        todo = [str(tip)]
+        while todo:
+            c = todo.pop()
+            if c in seen or c not in parents:
+                continue
+            seen.add(c)
+            todo.extend(parents[c])
+        out[ref] = (tip, len(seen))
+    return out
+
+
+def _branch_items(branches: Sequence[BranchRecord], remote: str) -> list[LostWork]:
+    items: list[LostWork] = []
+    for r in branches:
+        if not r.lost_work_risk:
+            continue
+        n = r.unpushed
+        detail = f"{'?' if n is None else n} commit(s) no remote holds"
+        if r.worktree:
+            detail += f", worktree {r.worktree}"
+        # a name git could read as an option is pushed by its full ref name
+        spec = f"refs/heads/{r.name}:refs/heads/{r.name}" if r.name.startswith("-") else r.name
+        secure = shlex.join(["git", "push", "-u", remote, spec])
+        items.append(LostWork(LostKind.UNPUSHED_BRANCH, r.name, detail, secure, n, r.age_days,
+                              r.worktree))
+    return items
+
+
+@dataclass(frozen=True, slots=True)
+class WorktreeWork:
+    """What one worktree holds that a lost-work list reads (from its worktree record)."""
+
+    path: str
+    head: Oid | None
+    detached_unreferenced: bool
+    dirty: tuple[str, ...]
+    kept_ignored: tuple[str, ...]
+    age_days: float | None
+
+
+def _worktree_items(w: WorktreeWork, remote: str | None) -> list[LostWork]:
+    items: list[LostWork] = []
+    if w.detached_unreferenced and w.head is not None:
+        name = _rescue_name("", Path(w.path).name, w.head)
+        secure = (shlex.join(["git", "-C", w.path, "push", remote, f"HEAD:refs/heads/{name}"])
+                  if remote else shlex.join(["git", "-C", w.path, "switch", "-c", name]))
+        items.append(LostWork(LostKind.DETACHED_COMMIT, w.path,
+                              f"detached HEAD {w.head.short} is held by no ref", secure, None,
+                              w.age_days, w.path))
+    command = commit_command(w.path, w.dirty)
+    if command is not None:
+        work = [p for p in w.dirty if not agent_config(p)]
+        shown = ", ".join(work[:3]) + (f" and {len(work) - 3} more" if len(work) > 3 else "")
+        items.append(LostWork(LostKind.DIRTY_WORKTREE, w.path,
+                              f"{len(work)} uncommitted or untracked file(s): {shown}", command,
+                              len(work), w.age_days, w.path))
+    if w.kept_ignored:
+        shown = ", ".join(w.kept_ignored[:3]) + (
+            f" and {len(w.kept_ignored) - 3} more" if len(w.kept_ignored) > 3 else "")
+        items.append(LostWork(
+            LostKind.IGNORED_FILES, w.path,
+            f"{len(w.kept_ignored)} ignored file(s) a removal would lose: {shown}",
+            shlex.join(["branchkeeper", "worktree", "retire", "--archive-ignored", w.path]),
+            len(w.kept_ignored), w.age_days, w.path))
+    return items
+
+
+def lost_work(branches: Sequence[BranchRecord], worktrees: Sequence[WorktreeWork],
+              stashes: Sequence[Stash], kept_refs: dict[str, tuple[Oid, int]], *,
+              remote: str | None, now: float) -> list[LostWork]:
+    """Every piece of local-only work, most at risk first (kind order, then oldest first).
+    ``remote``: the configured remote, or ``None`` when there is none (then the commands keep
+    the work on a local branch instead of pushing it)."""
+    items = _branch_items(branches, remote or "origin") if remote else []
+    for w in worktrees:
+        items += _worktree_items(w, remote)
+    for s in stashes:
+        index = s.name.removeprefix("stash@{").removesuffix("}")
+        name = f"stash/{index}-{s.oid.short}"
+        secure = (shlex.join(["git", "push", remote, f"{s.oid}:refs/heads/{name}"]) if remote
+                  else shlex.join(["git", "branch", name, s.name]))
+        items.append(LostWork(LostKind.STASH, s.name, s.subject or "a stash entry", secure, None,
+                              round(max(now - s.time, 0.0) / 86400.0, 2) if s.time else None))
+    if remote:  # without a remote there is nothing to compare our refs with
+        for ref, (tip, count) in sorted(kept_refs.items()):
+            name = _rescue_name("", ref.rsplit("/", 1)[-1], tip)
+            items.append(LostWork(LostKind.KEPT_REF, ref, f"{count} commit(s) no remote holds",
+                                  shlex.join(["git", "push", remote, f"{ref}:refs/heads/{name}"]),
+                                  count))
+    return sorted(items, key=lambda i: (_ORDER[i.kind], -(i.age_days or 0.0), i.subject))
+
+
+def worktree_work(records: Sequence[WorktreeRecord]) -> list[WorktreeWork]:
+    """What each classified worktree holds that is local-only (bare and gone ones skipped; a
+    worktree whose status could not be read is left out: it is not known to be at risk)."""
+    out: list[WorktreeWork] = []
+    for r in records:
+        wt, st, inputs = r.worktree, r.status, r.inputs
+        if wt.bare or st is None:
+            continue
+        unreferenced = (wt.branch is None and wt.head is not None and inputs.ref_error is None
+                        and inputs.remote_ref is None and inputs.local_ref is None)
+        ignored = inputs.base.ignored
+        idle = r.idle_hours
+        # The main worktree is never removed, so no removal can lose its ignored files; and a
+        # checkout nested in an ignored directory is a worktree of its own, judged on its own.
+        kept = () if wt.is_main or ignored is None else tuple(
+            k for k in ignored.kept
+            if not any(n.path.is_relative_to(wt.path / k) for n in st.nested))
+        out.append(WorktreeWork(str(wt.path), wt.head, unreferenced, (*st.tracked, *st.untracked),
+                                kept, None if idle is None else round(idle / 24.0, 2)))
+    return out
+
+
+def read_lost_work(root: Path, branches: Sequence[BranchRecord],
+                   records: Sequence[WorktreeRecord], *, remote: str | None,
+                   now: float) -> list[LostWork]:
+    """:func:`lost_work` of a repository: the inventory's ``branches``, the worktree
+    ``records``, plus its stashes and our refs read here (one ``stash list``, one
+    ``for-each-ref``, one ``rev-list`` when there are such refs)."""
+    return lost_work(branches, worktree_work(records), read_stashes(root),
+                     read_kept_refs(root) if remote else {}, remote=remote, now=now)
+
+
+def inventory_lost_work(inventory: Inventory, *, deadline: float | None = None
+                        ) -> tuple[list[LostWork], list[str]]:
+    """Every piece of local-only work of the repository ``inventory`` describes, with the
+    notes of the worktree survey (worktrees the ``deadline`` left uninspected). One worktree
+    record per worktree (no PR evidence: none is needed here)."""
+    from branchkeeper import clock
+    from branchkeeper.analysis.worktree_record import WorktreeSettings, survey_worktrees
+
+    facts = inventory.facts
+    survey = survey_worktrees(facts, inventory.config, settings=WorktreeSettings(), asker=None,
+                              inventory=inventory, deadline=deadline)
+    remote = inventory.remote if inventory.remote_configured else None
+    lost = read_lost_work(facts.root, inventory.records, survey.records, remote=remote,
+                          now=clock.now())
+    return lost, survey.notes
