@@ -59,3 +59,14 @@ def remote_and_clone(tmp_path: Path) -> Iterator[tuple[GitRepo, GitRepo]]:
 
 def run(cmd: list[str], cwd: Path) -> subprocess.CompletedProcess[str]:
     return subprocess.run(cmd, cwd=cwd, capture_output=True, text=True, env=os.environ.copy())
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """``slow`` cases run only when ``-m`` names them (pyproject's marker says so)."""
+    expr = config.getoption("-m") or ""
+    if "slow" in expr and "not slow" not in expr:
+        return
+    kept = [i for i in items if i.get_closest_marker("slow") is None]
+    if len(kept) != len(items):
+        config.hook.pytest_deselected(items=[i for i in items if i not in kept])
+        items[:] = kept

@@ -94,31 +94,39 @@ def fake_gh_bin(tmp: Path) -> Path:
     return bindir
 
 
-def bk(repo: Path, *argv: str, fault: str | None = None, env: dict[str, str] | None = None,
-       stdin: bytes | None = None, timeout: float = 120) -> subprocess.CompletedProcess[bytes]:
-    """Run ``python -m branchkeeper -C repo ARGV`` as a subprocess, ``BRANCHKEEPER_FAULT`` set to
-    ``fault`` (or removed)."""
+def _fault_env(fault: str | None, signal: str | None) -> dict[str, str]:
     full = os.environ.copy()
-    full.pop("BRANCHKEEPER_FAULT", None)
-    full.pop("BRANCHKEEPER_DEBUG", None)
+    for var in ("BRANCHKEEPER_FAULT", "BRANCHKEEPER_FAULT_SIGNAL", "BRANCHKEEPER_DEBUG"):
+        full.pop(var, None)
     if fault is not None:
         full["BRANCHKEEPER_FAULT"] = fault
+    if signal is not None:
+        full["BRANCHKEEPER_FAULT_SIGNAL"] = signal
+    return full
+
+
+def bk(repo: Path, *argv: str, fault: str | None = None, env: dict[str, str] | None = None,
+       stdin: bytes | None = None, timeout: float = 120,
+       signal: str | None = None) -> subprocess.CompletedProcess[bytes]:
+    """Run ``python -m branchkeeper -C repo ARGV`` as a subprocess, ``BRANCHKEEPER_FAULT`` set to
+    ``fault`` (or removed) and ``BRANCHKEEPER_FAULT_SIGNAL`` to ``signal`` (``INT``/``TERM``:
+    the point signals the process group, so the process leads its own session)."""
+    full = _fault_env(fault, signal)
     full.update(env or {})
     return subprocess.run([sys.executable, "-m", "branchkeeper", "-C", str(repo), *argv],
-                          input=stdin or b"", capture_output=True, env=full, timeout=timeout)
+                          input=stdin or b"", capture_output=True, env=full, timeout=timeout,
+                          start_new_session=signal is not None)
 
 
 def hook(event: str, payload: Any, *, fault: str | None = None,
-         raw: bytes | None = None, timeout: float = 60) -> subprocess.CompletedProcess[bytes]:
+         raw: bytes | None = None, timeout: float = 60,
+         signal: str | None = None) -> subprocess.CompletedProcess[bytes]:
     """Run ``python -m branchkeeper hook EVENT`` with ``payload`` as JSON (or ``raw``)."""
-    full = os.environ.copy()
-    full.pop("BRANCHKEEPER_FAULT", None)
-    full.pop("BRANCHKEEPER_DEBUG", None)
-    if fault is not None:
-        full["BRANCHKEEPER_FAULT"] = fault
+    full = _fault_env(fault, signal)
     data = raw if raw is not None else json.dumps(payload).encode()
     return subprocess.run([sys.executable, "-m", "branchkeeper", "hook", event], input=data,
-                          capture_output=True, env=full, cwd="/", timeout=timeout)
+                          capture_output=True, env=full, cwd="/", timeout=timeout,
+                          start_new_session=signal is not None)
 
 
 def git(path: Path, *args: str, check: bool = True) -> str:
@@ -126,6 +134,14 @@ def git(path: Path, *args: str, check: bool = True) -> str:
     if check and proc.returncode != 0:
         raise AssertionError(f"git {args} failed: {proc.stderr}")
     return proc.stdout
+
+
+def lock_files(path: Path) -> list[Path]:
+    """Every ``*.lock`` file git could have left in the repository at ``path`` (branchkeeper's
+    own flock files under ``branchkeeper/locks/`` are permanent by design and left out)."""
+    common = Path(git(path, "rev-parse", "--path-format=absolute", "--git-common-dir").strip())
+    return sorted(p for p in common.rglob("*.lock")
+                  if "branchkeeper" not in p.relative_to(common).parts[:1])
 
 
 # -- snapshots ------------------------------------------------------------------------------------

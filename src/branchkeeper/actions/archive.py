@@ -26,6 +26,7 @@ from pathlib import Path, PurePosixPath
 from branchkeeper.errors import BranchkeeperError
 from branchkeeper.git.types import Oid
 from branchkeeper.state.archives import ArchiveInfo
+from branchkeeper.state.bundles import remove_debris
 from branchkeeper.state.statedir import archives_dir
 
 _LABEL_BAD = re.compile(r"[^A-Za-z0-9._-]+")
@@ -123,6 +124,7 @@ def archive_files(common_dir: Path, root: Path, members: Sequence[str], *, branc
     names = _check_members(root, members)
     if not names:
         raise ArchiveError("nothing to archive")
+    remove_debris(common_dir)  # what an interrupted earlier write left (we hold the lock)
     stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
     safe = _LABEL_BAD.sub("-", label).strip("-.")[:40] or "worktree"
     directory = archives_dir(common_dir)

@@ -31,7 +31,7 @@ from pathlib import Path
 from branchkeeper.errors import BranchkeeperError
 from branchkeeper.git.run import GitError, run_git
 from branchkeeper.git.types import Oid
-from branchkeeper.state.bundles import BundleInfo
+from branchkeeper.state.bundles import BundleInfo, remove_debris
 from branchkeeper.state.statedir import bundles_dir
 
 _LABEL_BAD = re.compile(r"[^A-Za-z0-9._-]+")
@@ -169,6 +169,7 @@ def create_bundle(repo: Path, common_dir: Path, refs: Mapping[str, Oid], *, base
     name. Implements issue 3 section 3 and the second document's compact-bundle paragraph.
     """
     _check_refs(refs)
+    remove_debris(common_dir)  # what an interrupted earlier write left (we hold the lock)
     stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
     safe_label = _LABEL_BAD.sub("-", label).strip("-.")[:40] or "refs"
     path = bundles_dir(common_dir) / f"{stamp}-{secrets.token_hex(2)}-{safe_label}.bundle"

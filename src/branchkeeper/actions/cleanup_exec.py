@@ -17,7 +17,8 @@ from pathlib import Path
 from branchkeeper.actions.archive import ArchiveError, archive_files
 from branchkeeper.actions.bundle import BundleRaceError, create_bundle
 from branchkeeper.actions.cleanup import Action, BranchItem, Plan
-from branchkeeper.actions.refupdate import RefOutcome, delete_refs_cas
+from branchkeeper.actions.interrupt import Signals
+from branchkeeper.actions.refupdate import RefOutcome, check_ref_locks, delete_refs_cas
 from branchkeeper.actions.remote_delete import live_tips, push_delete, push_restore_command
 from branchkeeper.actions.worktree_removal import SalvageError, git_worktree_remove, salvage
 from branchkeeper.git.run import GitError
@@ -49,6 +50,8 @@ class Outcome:
     notes: list[str] = field(default_factory=list)
     #: branch -> the archive of its worktree's kept ignored files (``--archive-ignored``)
     archives: dict[str, ArchiveInfo] = field(default_factory=dict)
+    #: set when SIGINT or SIGTERM stopped the cleanup at a safe point: the message to print
+    interrupted: str = ""
 
     @property
     def all_done(self) -> bool:
@@ -88,12 +91,25 @@ def _bundle(plan: Plan, refs: dict[str, Oid], op: str) -> tuple[BundleInfo, dict
     raise BundleRaceError({r: (o, None) for r, o in moved.items()})
 
 
-def execute(plan: Plan, *, op: str, fetch_timeout_s: float) -> Outcome:
+_STOPPED = "interrupted before it was deleted; kept"
+
+
+def execute(plan: Plan, *, op: str, fetch_timeout_s: float,
+            signals: Signals | None = None) -> Outcome:
     """Delete what ``plan`` marks ``DELETE``, losslessly; return the :class:`Outcome`.
 
-    Raises :class:`~branchkeeper.actions.bundle.BundleError` when the bundle cannot be written
-    or verified (nothing was deleted), :class:`GitError` when git cannot list refs.
+    ``signals``: once SIGINT or SIGTERM arrived (:mod:`branchkeeper.actions.interrupt`), no new
+    step starts (no further worktree removal, no ref transaction, no remote delete); what was
+    left is journaled as kept and the operation ends. Raises
+    :class:`~branchkeeper.actions.bundle.BundleError` when the bundle cannot be written or
+    verified (nothing was deleted), :class:`GitError` when git cannot list refs,
+    :class:`~branchkeeper.actions.refupdate.RefLockError` when a lock file sits under a ref
+    it would delete (nothing was written).
     """
+
+    def stopping() -> bool:
+        return signals is not None and signals.stop
+
     facts = plan.inventory.facts
     remote = plan.inventory.remote
     outcome = Outcome(plan, list(plan.items), list(plan.remote_items), False,
@@ -111,7 +127,11 @@ def execute(plan: Plan, *, op: str, fetch_timeout_s: float) -> Outcome:
         refs[f"refs/remotes/{remote}/{i.name}"] = i.tip
     if not refs:
         return outcome
+    check_ref_locks(facts.root, refs)  # a stale lock refuses before anything is written
     fault(f"{op}.before_bundle")
+    if stopping():
+        outcome.notes.append("interrupted before anything was written")
+        return outcome
     bundle, moved = _bundle(plan, refs, op)
     fault(f"{op}.after_bundle")
     outcome.bundle = bundle
@@ -140,6 +160,10 @@ def execute(plan: Plan, *, op: str, fetch_timeout_s: float) -> Outcome:
     for n, i in local.items():
         if n in results:
             continue
+        if stopping():
+            results[n] = replace(i, action=Action.KEPT, reason=_STOPPED)
+            journal.record(op_id, ItemResult(i.ref, ItemOutcome.KEPT, _STOPPED))
+            continue
         if n in unarchived:
             results[n] = replace(i, action=Action.FAILED, reason="worktree not removed, branch "
                                  f"kept: {unarchived[n]}")
@@ -158,6 +182,12 @@ def execute(plan: Plan, *, op: str, fetch_timeout_s: float) -> Outcome:
         expected[i.ref] = i.tip
     if before_delete_hook is not None:
         before_delete_hook(plan)
+    if stopping():
+        for ref in expected:
+            n = ref[len("refs/heads/"):]
+            results[n] = replace(local[n], action=Action.KEPT, reason=_STOPPED)
+            journal.record(op_id, ItemResult(ref, ItemOutcome.KEPT, _STOPPED))
+        expected = {}
     cas = delete_refs_cas(facts.root, expected) if expected else {}
     fault(f"{op}.after_cas")
     for ref, res in cas.items():
@@ -175,7 +205,11 @@ def execute(plan: Plan, *, op: str, fetch_timeout_s: float) -> Outcome:
     held = {n for n, i in results.items() if i.action is not Action.DELETED}
     if remote_go:
         fault(f"{op}.before_remote")
-    remote_results = _delete_remote(plan, remote_go, raced_remote | held, fetch_timeout_s)
+    if stopping():
+        remote_results = {n: replace(i, action=Action.KEPT, reason=_STOPPED)
+                          for n, i in remote_go.items()}
+    else:
+        remote_results = _delete_remote(plan, remote_go, raced_remote | held, fetch_timeout_s)
     if remote_go:
         fault(f"{op}.after_remote")
     # Remote results carry the remote's name, so they never shadow the local ones.

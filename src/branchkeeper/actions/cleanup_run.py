@@ -13,6 +13,7 @@ from collections.abc import Callable, Iterator, Sequence
 
 from branchkeeper.actions.cleanup import Plan, plan_delete, plan_prune, plan_sweep_clean
 from branchkeeper.actions.cleanup_exec import Outcome, dry_run, execute
+from branchkeeper.actions.interrupt import Signals, deferred_signals, interrupted_message
 from branchkeeper.analysis.ignored import Polarity
 from branchkeeper.analysis.inventory import build_inventory
 from branchkeeper.analysis.refusal_facts import read_refusal_context
@@ -26,12 +27,24 @@ LOCK_WAIT_S = 30.0
 
 
 @contextlib.contextmanager
-def _maybe_lock(facts: RepoFacts, *, act: bool, wait_s: float) -> Iterator[None]:
+def _maybe_lock(facts: RepoFacts, *, act: bool, wait_s: float) -> Iterator[Signals | None]:
+    """The mutation lock and deferred signals (a Ctrl-C stops the cleanup between steps, never
+    inside a git transaction) when acting; nothing for a dry run. The caller marks its outcome
+    with :func:`_stopped` once the block is left."""
     if not act:
-        yield
+        yield None
         return
-    with repo_lock(facts.common_dir, MUTATION_LOCK, wait_s=wait_s):
-        yield
+    with repo_lock(facts.common_dir, MUTATION_LOCK, wait_s=wait_s), \
+            deferred_signals("the cleanup", raise_after=False) as signals:
+        yield signals
+
+
+def _stopped(outcome: Outcome, signals: Signals | None) -> Outcome:
+    """``outcome``, marked interrupted when SIGINT or SIGTERM arrived during the cleanup (the
+    command prints what was done, then says so and exits 130)."""
+    if signals is not None and signals.stop:
+        outcome.interrupted = interrupted_message(signals, "the cleanup")
+    return outcome
 
 
 def run_delete(facts: RepoFacts, config: Config, names: Sequence[str], *, remote: bool,
@@ -41,7 +54,7 @@ def run_delete(facts: RepoFacts, config: Config, names: Sequence[str], *, remote
     deleted when ``allow_unproven`` would delete an unproven branch; it raises to refuse.
     Raises :class:`LockBusyError`, :class:`BundleError`, :class:`RefusedError` (from
     ``confirm``). ``reason`` (with ``allow_unproven``) is recorded in the journal note."""
-    with _maybe_lock(facts, act=not dry, wait_s=lock_wait_s):
+    with _maybe_lock(facts, act=not dry, wait_s=lock_wait_s) as signals:
         inv = build_inventory(facts, config, use_cache=True)
         ctx = read_refusal_context(facts, config, default_name=inv.default.name,
                                    worktrees=inv.worktrees)
@@ -53,7 +66,9 @@ def run_delete(facts: RepoFacts, config: Config, names: Sequence[str], *, remote
             if confirm is not None:
                 confirm(plan)
             plan.notes.append(f"unproven branches deleted on request: {reason or ''}".strip())
-        return execute(plan, op="delete", fetch_timeout_s=config.branches.sweep.fetch_timeout_s)
+        outcome = execute(plan, op="delete",
+                          fetch_timeout_s=config.branches.sweep.fetch_timeout_s, signals=signals)
+    return _stopped(outcome, signals)
 
 
 def run_sweep_clean(facts: RepoFacts, config: Config, *, dry: bool,
@@ -63,7 +78,7 @@ def run_sweep_clean(facts: RepoFacts, config: Config, *, dry: bool,
     branch, linked worktrees removed only when nothing in them would be lost (``polarity`` of
     the ignored-content rule; ``archive_ignored``: archive the ignored files it keeps, then
     remove)."""
-    with _maybe_lock(facts, act=not dry, wait_s=lock_wait_s):
+    with _maybe_lock(facts, act=not dry, wait_s=lock_wait_s) as signals:
         inv = build_inventory(facts, config, use_cache=True)
         ctx = read_refusal_context(facts, config, default_name=inv.default.name,
                                    worktrees=inv.worktrees)
@@ -71,8 +86,9 @@ def run_sweep_clean(facts: RepoFacts, config: Config, *, dry: bool,
                                 polarity=polarity, archive_ignored=archive_ignored)
         if dry:
             return dry_run(plan)
-        return execute(plan, op="sweep-clean",
-                       fetch_timeout_s=config.branches.sweep.fetch_timeout_s)
+        outcome = execute(plan, op="sweep-clean",
+                          fetch_timeout_s=config.branches.sweep.fetch_timeout_s, signals=signals)
+    return _stopped(outcome, signals)
 
 
 def _fetch(facts: RepoFacts, config: Config) -> str:
@@ -93,7 +109,7 @@ def run_prune(facts: RepoFacts, config: Config, *, fetch: bool, dry: bool,
     then delete every local branch the inventory proves preserved; the rest is
     ``SKIP_UNPROVEN`` or kept, with the reason its record gives."""
     notes: list[str] = []
-    with _maybe_lock(facts, act=not dry, wait_s=lock_wait_s):
+    with _maybe_lock(facts, act=not dry, wait_s=lock_wait_s) as signals:
         if dry:
             notes.append("dry run: fetch and worktree prune not run")
         else:
@@ -112,4 +128,8 @@ def run_prune(facts: RepoFacts, config: Config, *, fetch: bool, dry: bool,
         plan.notes[:0] = notes
         if dry:
             return dry_run(plan)
-        return execute(plan, op="prune", fetch_timeout_s=config.branches.sweep.fetch_timeout_s)
+        if signals is not None and signals.stop:  # the fetch was interrupted: go no further
+            return _stopped(dry_run(plan), signals)
+        outcome = execute(plan, op="prune",
+                          fetch_timeout_s=config.branches.sweep.fetch_timeout_s, signals=signals)
+    return _stopped(outcome, signals)

@@ -152,9 +152,10 @@ def cleanup_after_merge(cwd: Path, names: Sequence[str], config: Config) -> Merg
 
 def _delete(common: Path, root: Path, tips: dict[str, Oid], into: str) -> dict[str, Oid]:
     """Compare-and-swap delete of ``tips`` (name -> proven tip), journaled; the deleted ones."""
-    from branchkeeper.actions.refupdate import RefOutcome, delete_refs_cas
+    from branchkeeper.actions.refupdate import RefOutcome, check_ref_locks, delete_refs_cas
     from branchkeeper.state.journal import ItemOutcome, ItemResult, Journal, JournalItem, OpStatus
 
+    check_ref_locks(root, [f"refs/heads/{n}" for n in tips])  # before anything is journaled
     journal = Journal(common)
     items = [JournalItem(f"refs/heads/{n}", t, None, git_cmd("branch", n, t))
              for n, t in tips.items()]

@@ -13,6 +13,8 @@ import shlex
 from dataclasses import dataclass
 from pathlib import Path
 
+from branchkeeper.actions.interrupt import deferred_signals
+from branchkeeper.actions.refupdate import check_ref_locks
 from branchkeeper.errors import BranchkeeperError, RefusedError
 from branchkeeper.git.repo import RepoFacts
 from branchkeeper.git.run import GitExit, run_git
@@ -65,23 +67,15 @@ def write_marker(facts: RepoFacts, name: str, *, trailers: list[tuple[str, str]]
     """
     root = facts.root
     ref = f"refs/heads/{name}"
-    res = run_git(["rev-parse", "--verify", "-q", f"{ref}^{{commit}}"], cwd=root, check=False)
-    if res.returncode != 0:
-        remote_ref = f"refs/remotes/{remote}/{name}"
+    local = _tip(root, ref)
+    if local is None:
         hint = ""
-        if run_git(["rev-parse", "--verify", "-q", remote_ref], cwd=root,
-                   check=False).returncode == 0:
+        if _tip(root, f"refs/remotes/{remote}/{name}") is not None:
             hint = (f"; it exists on {remote}: create it locally first with "
                     f"git branch --track {shlex.quote(name)} {shlex.quote(f'{remote}/{name}')}")
         raise BranchkeeperError(f"no local branch {name!r}{hint}")
-    old = Oid.parse(res.text)
-    message = subject + "\n\n" + "".join(f"{k}: {v}\n" for k, v in trailers)
-    made = run_git(["commit-tree", f"{old}^{{tree}}", "-p", old, "-F", "-"], cwd=root,
-                   stdin=message.encode("utf-8"), check=False)
-    if made.returncode != 0:
-        detail = made.stderr.decode("utf-8", "replace").strip()
-        raise BranchkeeperError(f"git could not write the marker commit: {detail}")
-    new = Oid.parse(made.text)
+    old = local
+    new = _marker_commit(root, old, subject, trailers)
     fault(f"{op}.after_commit_tree")
     restore = f"git update-ref {shlex.quote(ref)} {old} {new}"
     items = [JournalItem(ref, old, None, restore, new=new)]
@@ -96,10 +90,17 @@ def write_marker(facts: RepoFacts, name: str, *, trailers: list[tuple[str, str]]
             f"{shlex.quote(f'{remote_tip}:{ref}')}", new=new))
     pushed: bool | None = None
     push_message = ""
-    with repo_lock(facts.common_dir, MUTATION_LOCK, wait_s=30):
+    with repo_lock(facts.common_dir, MUTATION_LOCK, wait_s=30), \
+            deferred_signals(f"the {op}") as signals:
+        check_ref_locks(root, [ref])
         journal = Journal(facts.common_dir)
         op_id = journal.begin(op, items, bundle=None, note=f"{subject}")
         fault(f"{op}.after_begin")
+        if signals.stop:  # nothing changed yet: start no new step
+            journal.record(op_id, ItemResult(ref, ItemOutcome.KEPT, "interrupted before the "
+                                             "marker was set; unchanged"))
+            journal.end(op_id, OpStatus.FAILED)
+            return ParkResult(name, old, old, op_id, None, "interrupted", "")
         upd = run_git(["update-ref", "-m", f"branchkeeper {op}", ref, new, old], cwd=root,
                       check=False)
         fault(f"{op}.after_update_ref")
@@ -109,7 +110,10 @@ def write_marker(facts: RepoFacts, name: str, *, trailers: list[tuple[str, str]]
             raise RefusedError(f"{name}: the tip moved while the marker was written; nothing "
                                "changed, try again")
         journal.record(op_id, ItemResult(ref, ItemOutcome.KEPT, f"moved to {new}"))
-        if len(items) > 1:
+        if len(items) > 1 and signals.stop:
+            pushed, push_message = False, "interrupted before the push"
+            journal.record(op_id, ItemResult(ref, ItemOutcome.FAILED, push_message, remote))
+        elif len(items) > 1:
             fault(f"{op}.before_push")
             # A plain fast-forward push of the branch: never forced.
             out = run_git(["push", "--quiet", remote, f"{ref}:{ref}"], cwd=root, check=False,
@@ -121,6 +125,24 @@ def write_marker(facts: RepoFacts, name: str, *, trailers: list[tuple[str, str]]
                                              "pushed" if pushed else push_message, remote))
         journal.end(op_id, OpStatus.DONE if pushed is not False else OpStatus.PARTIAL)
     return ParkResult(name, old, new, op_id, pushed, push_message, restore)
+
+
+def _tip(root: Path, ref: str) -> Oid | None:
+    res = run_git(["rev-parse", "--verify", "-q", f"{ref}^{{commit}}"], cwd=root, check=False)
+    return Oid.parse(res.text) if res.returncode == 0 else None  # 1: no such ref
+
+
+def _marker_commit(root: Path, parent: Oid, subject: str,
+                   trailers: list[tuple[str, str]]) -> Oid:
+    """An empty commit on ``parent`` (same tree) carrying ``trailers``. Raises
+    :class:`BranchkeeperError` when git cannot write it (no identity configured)."""
+    message = subject + "\n\n" + "".join(f"{k}: {v}\n" for k, v in trailers)
+    made = run_git(["commit-tree", f"{parent}^{{tree}}", "-p", parent, "-F", "-"], cwd=root,
+                   stdin=message.encode("utf-8"), check=False)
+    if made.returncode != 0:
+        detail = made.stderr.decode("utf-8", "replace").strip()
+        raise BranchkeeperError(f"git could not write the marker commit: {detail}")
+    return Oid.parse(made.text)
 
 
 def tip_marker(facts: RepoFacts, name: str) -> str | None:

@@ -20,6 +20,7 @@ from enum import StrEnum
 
 from branchkeeper.actions.archive import ArchiveError
 from branchkeeper.actions.bundle import BundleError, create_bundle
+from branchkeeper.actions.interrupt import Signals, deferred_signals
 from branchkeeper.actions.refupdate import RefOutcome, create_refs
 from branchkeeper.actions.worktree_removal import (
     SalvageError,
@@ -126,7 +127,7 @@ def _pin_detached(plan: WorktreeSurvey, wt: Worktree) -> tuple[str | None, str]:
 
 
 def _one(plan: WorktreeSurvey, record: WorktreeRecord, *, saves: Saves, hooks: ReapHooks,
-         journal: Journal) -> ReapResult:
+         journal: Journal, signals: Signals) -> ReapResult:
     assert record.reap is not None
     verdict = record.reap
     wt = verdict.worktree
@@ -182,6 +183,10 @@ def _one(plan: WorktreeSurvey, record: WorktreeRecord, *, saves: Saves, hooks: R
                           archives=[archive] if archive is not None else [])
     step = "reap" if bundle is None else "archive"
     fault(f"{step}.after_begin")
+    if signals.stop:  # SIGINT/SIGTERM came: start no removal
+        journal.end(op_id, OpStatus.FAILED)
+        return ReapResult(again, Outcome.KEPT, "interrupted before its removal; kept",
+                          bundle=bundle, op_id=op_id, salvaged=shown, archive=archive)
     if hooks.before_remove is not None:
         hooks.before_remove(wt)
     # Never --force: git refuses a tree that became dirty after the re-check (guarantee 4).
@@ -246,10 +251,16 @@ def execute_reap(plan: WorktreeSurvey, *, dry_run: bool, saves: Saves = Saves(),
             results.append(kept(r) if which is None else replace(kept(r), outcome=which))
         return results
     journal = Journal(plan.facts.common_dir)
-    with repo_lock(plan.facts.common_dir, MUTATION_LOCK, wait_s=lock_wait_s):
+    with repo_lock(plan.facts.common_dir, MUTATION_LOCK, wait_s=lock_wait_s), \
+            deferred_signals("the reap") as signals:
         for r in plan.records:
             if candidate(r) is None:
                 results.append(kept(r))
+            elif signals.stop:  # no new removal once SIGINT or SIGTERM came
+                assert r.reap is not None
+                results.append(ReapResult(r.reap, Outcome.KEPT, "interrupted before its "
+                                          "removal; kept"))
             else:
-                results.append(_one(plan, r, saves=saves, hooks=hooks, journal=journal))
+                results.append(_one(plan, r, saves=saves, hooks=hooks, journal=journal,
+                                    signals=signals))
     return results

@@ -11,14 +11,19 @@ once more. Symbolic refs are never touched (deleting one through ``update-ref`` 
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from enum import Enum
 from pathlib import Path
 
+from branchkeeper import clock
+from branchkeeper.errors import BranchkeeperError
+from branchkeeper.git.locks import STALE_AFTER_S, git_running_in, ref_lock_files, repository_places
+from branchkeeper.git.locks import describe as describe_locks
 from branchkeeper.git.parse import records
 from branchkeeper.git.run import run_git
 from branchkeeper.git.types import Oid
+from branchkeeper.state.statedir import find_common_dir
 
 
 class RefOutcome(Enum):
@@ -71,6 +76,27 @@ def _check_names(refs: Mapping[str, Oid]) -> None:
             raise ValueError(f"not a full ref name: {ref!r}")
 
 
+class RefLockError(BranchkeeperError):
+    """A lock file sits under a ref the transaction would update (left by a killed git, or
+    held by one running now); nothing was changed. The message names the files and, for
+    stale ones, the command that clears them: branchkeeper never deletes a lock itself."""
+
+
+def check_ref_locks(repo: Path, refs: Iterable[str]) -> None:
+    """Refuse, before any ref transaction, when a ``*.lock`` file sits under one of ``refs``
+    (full names) or ``packed-refs``: :class:`RefLockError` with one line (stale: older than
+    :data:`~branchkeeper.git.locks.STALE_AFTER_S` and no git running in the repository; else
+    busy). Costs one ``lstat`` per ref and no git process; ``/proc`` is read only when a lock
+    exists."""
+    common = find_common_dir(Path(repo))
+    locks = ref_lock_files(common, refs, now=clock.now())
+    if not locks:
+        return
+    stale = min(lock.age_s for lock in locks) >= STALE_AFTER_S and \
+        not git_running_in(repository_places(common))
+    raise RefLockError(describe_locks(locks, common, stale=stale))
+
+
 def _transaction(repo: Path, lines: list[str]) -> str | None:
     """Run one ``update-ref --stdin -z`` transaction; git's stderr on failure, None on success."""
     data = "".join(lines).encode("utf-8", "surrogateescape")
@@ -87,10 +113,12 @@ def delete_refs_cas(repo: Path, expected: Mapping[str, Oid]) -> dict[str, RefRes
     Returns ref -> :class:`RefResult` with outcome ``DELETED``, ``RACED`` (moved or gone; kept) or
     ``FAILED`` (a symbolic ref, or git refused the transaction for another reason; ``reason``
     holds git's stderr). One transaction in the normal case, at most two. Raises ``GitError`` only
-    when git cannot list refs at all, ``ValueError`` for a name that is not a full ref name.
+    when git cannot list refs at all, ``ValueError`` for a name that is not a full ref name,
+    :class:`RefLockError` when a lock file sits under one of the refs (nothing is changed).
     Implements DESIGN.md guarantee 2 and issue 3 section 3.
     """
     _check_names(expected)
+    check_ref_locks(repo, expected)
     results: dict[str, RefResult] = {}
     todo = dict(expected)
     for attempt in range(2):
@@ -144,9 +172,11 @@ def create_refs(
     ``CONFLICT``; one already at the requested tip is ``PRESENT``. Without it, existing refs are
     moved to the requested tip (``CREATED``). A tip whose commit is not in the object store is
     ``FAILED`` ("object missing") and nothing is written for it. Returns ref -> RefResult.
-    Raises ``ValueError`` for a name that is not a full ref name.
+    Raises ``ValueError`` for a name that is not a full ref name, :class:`RefLockError` when
+    a lock file sits under one of the refs (nothing is changed).
     """
     _check_names(refs)
+    check_ref_locks(repo, refs)
     results: dict[str, RefResult] = {}
     missing = missing_commits(repo, list(dict.fromkeys(refs.values())))
     todo: dict[str, Oid] = {}

@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from branchkeeper.actions.archive import ArchiveError
+from branchkeeper.actions.interrupt import Signals, deferred_signals
 from branchkeeper.actions.refupdate import RefOutcome, create_refs
 from branchkeeper.actions.worktree_removal import (
     SalvageError,
@@ -132,7 +133,8 @@ def retire_worktree(facts: RepoFacts, config: Config, wt: Worktree, *, owner: st
     remove. Raises :class:`BranchkeeperError` when ``--pin`` cannot write its ref,
     ``LockBusyError`` when another mutating command holds the lock."""
     settings = WorktreeSettings(polarity=polarity)
-    with repo_lock(facts.common_dir, MUTATION_LOCK, wait_s=lock_wait_s):
+    with repo_lock(facts.common_dir, MUTATION_LOCK, wait_s=lock_wait_s), \
+            deferred_signals("the retire") as signals:
         pinned = _pin(facts, wt) if pin else None
         record = _judge(facts, config, wt, settings)
         verdict = record.retire
@@ -155,11 +157,11 @@ def retire_worktree(facts: RepoFacts, config: Config, wt: Worktree, *, owner: st
             return _keep(facts, wt, verdict, _blocker_lines(verdict), owner=owner,
                          pinned=pinned)
         return _remove(facts, config, record, owner=owner, pinned=pinned,
-                       archive_ignored=archive_ignored)
+                       archive_ignored=archive_ignored, signals=signals)
 
 
 def _remove(facts: RepoFacts, config: Config, record: WorktreeRecord, *, owner: str,
-            pinned: str | None, archive_ignored: bool) -> RetireResult:
+            pinned: str | None, archive_ignored: bool, signals: Signals) -> RetireResult:
     wt = record.worktree
     verdict = record.retire
     cfg = config.worktrees
@@ -182,6 +184,10 @@ def _remove(facts: RepoFacts, config: Config, record: WorktreeRecord, *, owner: 
                           note=f"worktree {wt.path} retired; branch kept",
                           archives=[archive] if archive is not None else [])
     fault("retire.before_remove")
+    if signals.stop:  # SIGINT/SIGTERM came: start no removal
+        journal.end(op_id, OpStatus.FAILED)
+        return RetireResult(verdict, refused=True, blockers=("interrupted before the removal",),
+                            pinned=pinned, archive=archive, salvaged=salvaged, op_id=op_id)
     refused = git_worktree_remove(facts.root, wt.path)
     fault("retire.after_remove")
     if refused:

@@ -20,7 +20,14 @@ from enum import Enum
 from pathlib import Path
 
 from branchkeeper.actions.archive import ArchiveError, restore_archive
-from branchkeeper.actions.refupdate import RefOutcome, RefResult, create_refs, missing_commits
+from branchkeeper.actions.interrupt import deferred_signals
+from branchkeeper.actions.refupdate import (
+    RefOutcome,
+    RefResult,
+    check_ref_locks,
+    create_refs,
+    missing_commits,
+)
 from branchkeeper.errors import BranchkeeperError
 from branchkeeper.git.run import run_git
 from branchkeeper.git.types import Oid, RefName
@@ -180,7 +187,8 @@ def undo_operation(repo: Path, common_dir: Path, op_id: str | None, *, dry_run: 
         return UndoReport(operation, dry_run, (), already_undone=operation.undone)
     if dry_run:
         return _plan(repo, operation, act=False)
-    with repo_lock(common_dir, MUTATION_LOCK, wait_s=lock_wait_s):
+    with repo_lock(common_dir, MUTATION_LOCK, wait_s=lock_wait_s), \
+            deferred_signals("the undo"):
         report = _plan(repo, operation, act=True)
         fault("undo.after_create")
         results = {i.ref: (i.outcome.value, i.reason) for i in report.items}
@@ -367,6 +375,8 @@ def _current(repo: Path, refs: list[str]) -> dict[str, Oid]:
 
 def _plan_moves(repo: Path, operation: Operation, *, act: bool) -> UndoReport:
     """Undo of an operation that moved refs (``item.new`` set): move each back, CAS at new."""
+    if act:
+        check_ref_locks(repo, [i.ref for i in operation.items if i.remote is None])
     current = _current(repo, [i.ref for i in operation.items])
     out: list[UndoItem] = []
     for item in operation.items:

@@ -191,7 +191,8 @@ def _main(argv: Sequence[str] | None) -> int:
             return hint
         return exc.code if isinstance(exc.code, int) else int(ExitCode.ERROR)
     except BranchkeeperError as exc:
-        print(f"branchkeeper: error: {exc}", file=sys.stderr)
+        interrupted = exc.exit_code == ExitCode.INTERRUPTED
+        print(f"branchkeeper: {'' if interrupted else 'error: '}{exc}", file=sys.stderr)
         return int(exc.exit_code)
     except KeyboardInterrupt:
         print(_INTERRUPTED, file=sys.stderr)
@@ -218,6 +219,18 @@ def _main(argv: Sequence[str] | None) -> int:
         if os.environ.get("BRANCHKEEPER_DEBUG"):
             raise
         return _internal_error(exc)
+
+
+def _terminate_like_interrupt() -> None:
+    """SIGTERM ends a read-only command as Ctrl-C does (exit 130, one line), not silently; a
+    change defers both until it reaches a safe point (actions/interrupt.py)."""
+    import signal
+
+    def interrupt(_signum: int, _frame: object) -> None:
+        raise KeyboardInterrupt
+
+    with contextlib.suppress(ValueError):  # not the main thread (tests calling main())
+        signal.signal(signal.SIGTERM, interrupt)
 
 
 def _internal_error(exc: Exception) -> int:
@@ -259,6 +272,8 @@ def run() -> None:
     import gc
 
     gc.disable()
+    if sys.argv[1:2] != ["hook"]:  # the hook's path stays as lean as it is
+        _terminate_like_interrupt()
     code = main()
     for stream in (sys.stdout, sys.stderr):
         # a closed pipe: the exit status still tells the verdict

@@ -16,7 +16,9 @@ Robustness: malformed input, a wrong type, a missing field, an unknown host or e
 internal error answers the host's fail-open (:meth:`~branchkeeper.adapters.hooks.host.Host.fail_open`:
 never a deny by accident, never a traceback to the agent), one line on stderr and one line in
 ``<common git dir>/branchkeeper/hook.log``. When stdout cannot carry a refusal (a deny, a Stop
-block, a created worktree's path), the refusal goes to stderr with exit 2 instead.
+block, a created worktree's path), the refusal goes to stderr with exit 2 instead. A change
+the hook makes (WorktreeRemove) that SIGINT or SIGTERM stopped at a safe point says so on
+stderr and exits 130.
 """
 
 import os
@@ -32,6 +34,8 @@ if TYPE_CHECKING:
 
 #: Largest stdin read, in bytes (one more than the parser accepts, so it can say "too large").
 MAX_READ = 4 * 1024 * 1024 + 1
+#: Exit status of a change stopped at a safe point by SIGINT or SIGTERM (``ExitCode.INTERRUPTED``).
+INTERRUPTED = 130
 
 
 def _write(stream: "TextIO | None", text: str) -> bool:
@@ -148,6 +152,10 @@ def _full(host: "Host", event: str, data: bytes) -> int:
 
         answer = handle(parsed)
     except Exception as exc:
+        if getattr(exc, "exit_code", None) == INTERRUPTED:
+            # a change stopped at a safe point on SIGINT/SIGTERM (actions/interrupt.py)
+            _write(sys.stderr, f"branchkeeper: {exc}\n")
+            return INTERRUPTED
         if os.environ.get("BRANCHKEEPER_DEBUG"):
             raise
         return _fail(host, event, f"internal error: {describe(exc)}", parsed.cwd)

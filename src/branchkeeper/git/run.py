@@ -23,7 +23,7 @@ import contextlib
 import os
 import subprocess
 import threading
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from enum import IntEnum
 from pathlib import Path
 from typing import NamedTuple
@@ -144,6 +144,51 @@ class _Counter:
     count = 0
 
 
+class _Shield:
+    """How many :func:`shielded` blocks are open in this process."""
+
+    depth = 0
+
+
+@contextlib.contextmanager
+def shielded() -> Iterator[None]:
+    """Within the block, every local git child starts in its own session, so a terminal's
+    Ctrl-C (a SIGINT to the foreground process group) reaches branchkeeper alone, which defers
+    it; and a timeout ends any child with SIGTERM (git removes its lock files when it is
+    terminated), then SIGKILL only if it does not exit within :data:`TERMINATE_GRACE_S`. A git
+    child that holds ref locks is therefore never killed mid-transaction (issue 12, section 3).
+    A network call (:data:`NETWORK_SUBCOMMANDS`) stays in the foreground group: Ctrl-C stops a
+    slow fetch at once, and git cleans up after itself on SIGINT. Blocks nest."""
+    _Shield.depth += 1
+    try:
+        yield
+    finally:
+        _Shield.depth -= 1
+
+
+#: Seconds a shielded git child gets to exit after SIGTERM before it is killed.
+TERMINATE_GRACE_S = 10.0
+
+
+def _run_shielded(argv: list[str], *, cwd: Path | str, stdin: bytes | None, timeout: float,
+                  env: dict[str, str], own_session: bool) -> GitResult:
+    proc = subprocess.Popen(argv, cwd=str(cwd), env=env, start_new_session=own_session,
+                            stdin=subprocess.PIPE if stdin is not None else subprocess.DEVNULL,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    try:
+        out, err = proc.communicate(input=stdin, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        proc.terminate()
+        try:
+            out, err = proc.communicate(timeout=TERMINATE_GRACE_S)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            out, err = proc.communicate()
+        raise GitError(f"git timed out after {timeout:g} s", argv=argv, returncode=None,
+                       stdout=out or b"", stderr=err or b"") from None
+    return GitResult(proc.returncode, out, err)
+
+
 def processes_started() -> int:
     """Return how many git processes this Python process has started so far."""
     return _Counter.count
@@ -191,6 +236,17 @@ def run_git(
     argv = ["git", *args]
     offline = subcommand(args) not in NETWORK_SUBCOMMANDS
     _Counter.count += 1
+    if _Shield.depth:
+        try:
+            result = _run_shielded(argv, cwd=cwd, stdin=stdin, timeout=timeout,
+                                   env=git_env(env, offline=offline), own_session=offline)
+        except OSError as exc:
+            raise GitError(f"could not run git ({exc.strerror})", argv=argv,
+                           returncode=None) from None
+        if check and result.returncode != 0:
+            raise GitError("git failed", argv=argv, returncode=result.returncode,
+                           stdout=result.stdout, stderr=result.stderr)
+        return result
     try:
         proc = subprocess.run(
             argv,

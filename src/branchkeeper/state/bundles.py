@@ -63,3 +63,36 @@ class BundleInfo:
 def restore_command(path: Path, ref: str) -> str:
     """``git fetch <bundle> <ref>:<ref>``, every word quoted with ``shlex.quote``."""
     return shlex.join(["git", "fetch", str(path), f"{ref}:{ref}"])
+
+
+def remove_debris(common_dir: Path) -> list[Path]:
+    """Remove what an interrupted bundle or archive write left: ``.verify-*`` scratch
+    repositories and ``*.bundle.lock`` files in ``<state dir>/bundles/``, ``.*.tmp`` files in
+    ``<state dir>/archives/``. Only ever called under the mutation lock (no write of ours is
+    running then). Returns what was removed; a failure to remove is left for the next run."""
+    import shutil
+
+    removed: list[Path] = []
+    state = common_dir / "branchkeeper"
+    candidates = [*(state / "bundles").glob(".verify-*"), *(state / "bundles").glob("*.bundle.lock"),
+                  *(state / "archives").glob(".*.tmp")]
+    for path in candidates:
+        try:
+            if path.is_dir() and not path.is_symlink():
+                shutil.rmtree(path)
+            else:
+                path.unlink()
+        except OSError:
+            continue
+        removed.append(path)
+    return removed
+
+
+def orphans(common_dir: Path, listed: set[Path]) -> list[Path]:
+    """Bundles and archives under ``<state dir>/`` that no journal operation lists (``listed``:
+    every path the journal names), oldest name first. They are kept: a bundle written just
+    before a crash is the only copy of what it holds."""
+    state = common_dir / "branchkeeper"
+    found = [*(state / "bundles").glob("*.bundle"), *(state / "archives").glob("*.tar")]
+    return sorted((p for p in found if p not in listed and not p.name.startswith(".")),
+                  key=lambda p: p.name)

@@ -2,8 +2,10 @@
 
 ``BRANCHKEEPER_FAULT=<point>`` in the environment makes :func:`fault` with that name kill its own
 process with SIGKILL, exactly as a power cut or an OOM killer would: no ``finally``, no flush,
-no lock release. The variable is read once, at import; when it is unset :func:`fault` is a single
-string comparison against ``None``. The reliability suite (``tests/test_reliability_crash.py``)
+no lock release. With ``BRANCHKEEPER_FAULT_SIGNAL=INT`` or ``TERM`` the point sends that signal
+to the process group instead (a Ctrl-C, a stop), which the process must survive cleanly. The
+variables are read once, at import; when unset :func:`fault` is a single string comparison
+against ``None``. The reliability suite (``tests/test_reliability_crash.py``)
 runs every destructive command once per point on its path and checks that nothing was lost.
 
 Names are ``<op>.<step>``; :data:`FAULT_POINTS` lists every one, and the crash suite fails when a
@@ -17,6 +19,11 @@ import signal
 
 #: The fault point selected for this process (``None``: faults off).
 ACTIVE: str | None = os.environ.get("BRANCHKEEPER_FAULT") or None
+
+#: What reaches the process at the point: ``KILL`` (the default: SIGKILL to itself, a crash),
+#: or ``INT`` / ``TERM``: that signal to its whole process group, as a terminal's Ctrl-C or a
+#: service manager's stop sends it (run it as a group leader, e.g. ``setsid``).
+SIGNAL: str = os.environ.get("BRANCHKEEPER_FAULT_SIGNAL", "KILL").upper()
 
 _CLEANUP_OPS = ("delete", "sweep-clean", "prune")
 _CLEANUP_STEPS = ("before_bundle", "after_bundle", "after_begin", "after_cas", "after_records")
@@ -46,11 +53,16 @@ FAULT_POINTS: tuple[str, ...] = (
 
 
 def fault(name: str) -> None:
-    """Kill this process with SIGKILL when ``BRANCHKEEPER_FAULT`` (read at import) is ``name``.
+    """At the point ``name``, when ``BRANCHKEEPER_FAULT`` (read at import) names it: SIGKILL
+    this process (never returns), or with ``BRANCHKEEPER_FAULT_SIGNAL=INT|TERM`` send that
+    signal to the process group and return (the process then handles it as it would a real one).
 
-    Costs one comparison when faults are off. Never returns when it fires.
+    Costs one comparison when faults are off.
     """
     if name == ACTIVE:
+        if SIGNAL in ("INT", "TERM"):
+            os.killpg(os.getpgrp(), signal.SIGINT if SIGNAL == "INT" else signal.SIGTERM)
+            return
         kill()
 
 

@@ -80,17 +80,23 @@ def confirm_at_terminal(plan: Plan) -> None:
 
 
 def exit_code(outcome: Outcome) -> int:
-    """0 when everything planned went (or would go), 5 when refused or raced."""
+    """0 when everything planned went (or would go), 5 when refused or raced, 130 when a
+    signal stopped it at a safe point."""
+    if outcome.interrupted:
+        return int(ExitCode.INTERRUPTED)
     return int(ExitCode.OK if outcome.all_done else ExitCode.REFUSED)
 
 
 def emit(outcome: Outcome, *, as_json: bool, code: int) -> None:
+    """Print the outcome; an interrupted one also says so on stderr."""
     if as_json:
         json.dump(outcome_json(outcome, exit_code=code), sys.stdout, indent=2,
                   ensure_ascii=False)
         sys.stdout.write("\n")
     else:
         sys.stdout.write(render_text(outcome))
+    if outcome.interrupted:
+        print(f"branchkeeper: {outcome.interrupted}", file=sys.stderr)
 
 
 def run(args: argparse.Namespace) -> int:

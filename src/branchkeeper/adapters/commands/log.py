@@ -5,10 +5,13 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+import tarfile
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from branchkeeper.errors import ExitCode
+from branchkeeper.state.bundles import orphans
 from branchkeeper.state.journal import Journal, Operation
 from branchkeeper.state.statedir import common_dir_of
 
@@ -67,19 +70,50 @@ def render_text(operations: list[Operation]) -> str:
     )
 
 
+def orphan_rows(repo: Path, common: Path, operations: Sequence[Operation]) -> list[dict[str, Any]]:
+    """Every bundle and archive no journal operation lists (written just before a crash),
+    each verified here: ``{"id": null, "op": "orphan bundle"|"orphan archive", "status":
+    "verified"|"damaged: <why>", "bundle": path, ...}``. They are kept, never deleted."""
+    from branchkeeper.actions.bundle import BundleError, verify_bundle
+
+    listed = {o.bundle.path for o in operations if o.bundle is not None}
+    listed |= {a.path for o in operations for a in o.archives}
+    rows: list[dict[str, Any]] = []
+    for path in orphans(common, listed):
+        kind = "orphan bundle" if path.suffix == ".bundle" else "orphan archive"
+        status = "verified"
+        try:
+            if kind == "orphan bundle":
+                verify_bundle(repo, path)
+            else:
+                with tarfile.open(path, "r:") as tar:
+                    tar.getmembers()
+        except (BundleError, OSError, tarfile.TarError) as exc:
+            status = "damaged: " + str(exc).splitlines()[0]
+        rows.append({"id": None, "time": None, "op": kind, "status": status, "undone": None,
+                     "items": 0, "results": {}, "bundle": str(path), "archives": [],
+                     "note": "no journal operation lists it; kept", "argv": []})
+    return rows
+
+
 def run(args: argparse.Namespace) -> int:
-    """List the journal's operations newest first; exit 0."""
+    """List the journal's operations newest first, then any orphan bundle or archive; exit 0."""
     repo = Path(args.directory or ".").resolve()
-    journal = Journal(common_dir_of(repo))
+    common = common_dir_of(repo)
+    journal = Journal(common)
     contents = journal.load()
     for skipped in contents.skipped:
         print(f"branchkeeper: warning: journal {journal.path} line {skipped.lineno} skipped: "
               f"{skipped.reason}", file=sys.stderr)
+    stray = orphan_rows(repo, common, contents.operations)
     operations = list(reversed(contents.operations))
     if args.limit is not None:
         operations = operations[: max(args.limit, 0)]
     if args.json:
-        print(json.dumps([operation_json(o) for o in operations], indent=2))
+        print(json.dumps([*(operation_json(o) for o in operations), *stray], indent=2))
     else:
         sys.stdout.write(render_text(operations))
+        for row in stray:
+            print(f"{row['op']}  {row['bundle']}  {row['status']}; no journal operation lists "
+                  "it; kept (restore from it with git fetch, or delete it by hand)")
     return int(ExitCode.OK)

@@ -38,7 +38,10 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
 
 
 def exit_code(outcome: Outcome) -> int:
-    """0 done; 5 when the default branch is unresolved or a delete raced or failed."""
+    """0 done; 5 when the default branch is unresolved or a delete raced or failed; 130 when a
+    signal stopped it at a safe point."""
+    if outcome.interrupted:
+        return int(ExitCode.INTERRUPTED)
     if not outcome.plan.inventory.default.resolved or not outcome.all_done:
         return int(ExitCode.REFUSED)
     return int(ExitCode.OK)

@@ -26,6 +26,7 @@ import re
 import shlex
 from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from branchkeeper.adapters.hooks import answer as A
 from branchkeeper.adapters.hooks import glue as events
@@ -34,6 +35,9 @@ from branchkeeper.git.repo import RepoFacts, Worktree, list_worktrees, repo_fact
 from branchkeeper.git.run import run_git
 from branchkeeper.state import branch_records as records
 from branchkeeper.state.faults import fault
+
+if TYPE_CHECKING:
+    from branchkeeper.actions.interrupt import Signals
 
 #: A worktree name: one safe path component, and ``worktree-<name>`` a valid branch name.
 _NAME = re.compile(r"\A[A-Za-z0-9_][A-Za-z0-9._-]{0,99}\Z")
@@ -197,7 +201,21 @@ def _record_blockers(facts: RepoFacts, worktrees: list[Worktree], wt: Worktree) 
 
 def remove_worktree(event: HookEvent, *, log: Log) -> A.Answer:
     """Handle WorktreeRemove; see the module docstring. Never a decision: a refusal by git is
-    a notice (and a log line), and the worktree is kept."""
+    a notice (and a log line), and the worktree is kept. SIGINT or SIGTERM is deferred to the
+    end of the step it arrives in (never a git killed mid-transaction); then
+    :class:`~branchkeeper.actions.interrupt.Interrupted` is raised, which the hook process
+    reports on stderr with exit 130."""
+    from branchkeeper.actions.interrupt import Interrupted, deferred_signals
+
+    try:
+        with deferred_signals("WorktreeRemove") as signals:
+            return _remove_worktree(event, log=log, signals=signals)
+    except Interrupted as exc:
+        log(str(exc))
+        raise
+
+
+def _remove_worktree(event: HookEvent, *, log: Log, signals: Signals) -> A.Answer:
     target = Path(event.worktree_path)
     base = target if target.is_dir() else _project_dir(event)
     facts = repo_facts(base)
@@ -222,6 +240,8 @@ def remove_worktree(event: HookEvent, *, log: Log) -> A.Answer:
         return A.Answer(A.NOTICE, message)
     args = ["worktree", "remove", *(["--force"] if force else []), str(match.path)]
     fault("hook-worktree-remove.before_remove")
+    if signals.stop:  # SIGINT/SIGTERM came: start no removal
+        return A.Answer(A.NOTICE, f"branchkeeper: kept worktree {match.path}: interrupted")
     result = run_git(args, cwd=where, check=False, timeout=60)
     fault("hook-worktree-remove.after_remove")
     if result.returncode != 0:
@@ -235,6 +255,8 @@ def remove_worktree(event: HookEvent, *, log: Log) -> A.Answer:
         return A.SILENT
     record = records.read_records(where).get(branch)
     if record is None or record.route != records.ROUTE_WORKTREE_CREATE:
+        return A.SILENT
+    if signals.stop:
         return A.SILENT
     note = events.delete_if_proven(branch, cwd=where)
     return A.Answer(A.NOTICE, str(note)) if note else A.SILENT
