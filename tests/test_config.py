@@ -31,6 +31,7 @@ DEFAULT_VALUES: dict[str, object] = {
     "branches.remote": "origin",
     "branches.integration_lines": [],
     "branches.exempt": [],
+    "branches.not_integration_lines": [],
     "branches.protected_names": ["main", "master", "develop", "trunk"],
     "branches.wip.cap": 10,
     "branches.wip.mode": "block",
@@ -228,7 +229,8 @@ def test_inverted_stages_rejected_under_both_presets(repo: GitRepo, body: str, g
 @pytest.mark.parametrize(("text", "line", "where", "key", "allowed"), [
     ("branch: {}\n", 1, "top level", "branch", "branches, worktrees"),
     ("branches:\n  wipp: {}\n", 2, "branches", "wipp",
-     "default, remote, integration_lines, exempt, protected_names, wip, duplicates, dormancy, "
+     "default, remote, integration_lines, exempt, not_integration_lines, protected_names, wip, "
+     "duplicates, dormancy, "
      "stop_guard, force_removal, evacuation, cleanup_after_merge, sweep"),
     ("branches:\n  wip:\n    cap: 3\n    capp: 3\n", 4, "branches.wip", "capp",
      "cap, mode, count_remote"),

@@ -83,7 +83,7 @@ def test_park_refuses_bad_input(remote_and_clone: tuple[GitRepo, GitRepo],
     assert capsys.readouterr().err == (
         "branchkeeper: error: --reason must be one line without control characters\n")
     assert main(["-C", str(w.path), "park", "--reason", "r", "--", "-nope"]) == 4
-    assert capsys.readouterr().err == "branchkeeper: error: no local branch '-nope'\n"
+    assert capsys.readouterr().err == "branchkeeper: error: no branch '-nope' here or on origin\n"
 
 
 def test_park_a_branch_named_like_an_option(remote_and_clone: tuple[GitRepo, GitRepo],

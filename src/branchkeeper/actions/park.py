@@ -38,6 +38,8 @@ class ParkResult:
     pushed: bool | None  # None: no remote copy or --no-push
     push_message: str
     restore: str
+    #: the branch exists only on the remote: the marker went there, no local branch was made
+    remote_only: bool = False
 
 
 def _check_text(label: str, text: str) -> str:
@@ -69,11 +71,16 @@ def write_marker(facts: RepoFacts, name: str, *, trailers: list[tuple[str, str]]
     ref = f"refs/heads/{name}"
     local = _tip(root, ref)
     if local is None:
-        hint = ""
-        if _tip(root, f"refs/remotes/{remote}/{name}") is not None:
-            hint = (f"; it exists on {remote}: create it locally first with "
-                    f"git branch --track {shlex.quote(name)} {shlex.quote(f'{remote}/{name}')}")
-        raise BranchkeeperError(f"no local branch {name!r}{hint}")
+        remote_tip = _tip(root, f"refs/remotes/{remote}/{name}")
+        if remote_tip is None:
+            raise BranchkeeperError(f"no branch {name!r} here or on {remote}")
+        if not push:
+            raise RefusedError(
+                f"{name} exists only on {remote}: its park marker is a commit on the remote "
+                "branch, so it has to be pushed; with --no-push it would be on no branch at "
+                "all. Nothing changed.")
+        return _remote_marker(facts, name, remote_tip, trailers=trailers, subject=subject,
+                              op=op, remote=remote, push_timeout=push_timeout)
     old = local
     new = _marker_commit(root, old, subject, trailers)
     fault(f"{op}.after_commit_tree")
@@ -145,11 +152,48 @@ def _marker_commit(root: Path, parent: Oid, subject: str,
     return Oid.parse(made.text)
 
 
-def tip_marker(facts: RepoFacts, name: str) -> str | None:
-    """``"parked"`` or ``"unparked"`` when the tip of local branch ``name`` is a marker commit
-    with that trailer, else ``None`` (one ``git log``)."""
-    res = run_git(["log", "-1", "--format=%(trailers:only=true,unfold=true)",
-                   f"refs/heads/{name}", "--"], cwd=facts.root, check=False)
+def _remote_marker(facts: RepoFacts, name: str, remote_tip: Oid, *,
+                   trailers: list[tuple[str, str]], subject: str, op: str, remote: str,
+                   push_timeout: float) -> ParkResult:
+    """The marker of a branch that exists only on ``remote`` (issue 12, section 5): an empty
+    commit on the remote tip, pushed as a plain fast-forward (never forced: a branch that moved
+    on the server refuses it and nothing changes); no local branch is created. Journaled with
+    the lease push that rewinds it."""
+    root = facts.root
+    ref = f"refs/heads/{name}"
+    new = _marker_commit(root, remote_tip, subject, trailers)
+    fault(f"{op}.after_commit_tree")
+    restore = (f"git push --force-with-lease={shlex.quote(f'{ref}:{new}')} {shlex.quote(remote)} "
+               f"{shlex.quote(f'{remote_tip}:{ref}')}")
+    items = [JournalItem(ref, remote_tip, remote, restore, new=new)]
+    with repo_lock(facts.common_dir, MUTATION_LOCK, wait_s=30), \
+            deferred_signals(f"the {op}") as signals:
+        check_ref_locks(root, [f"refs/remotes/{remote}/{name}"])
+        journal = Journal(facts.common_dir)
+        op_id = journal.begin(op, items, bundle=None, note=f"{subject} (only on {remote})")
+        fault(f"{op}.after_begin")
+        if signals.stop:
+            journal.end(op_id, OpStatus.FAILED)
+            return ParkResult(name, remote_tip, remote_tip, op_id, None, "interrupted", "")
+        out = run_git(["push", "--quiet", remote, f"{new}:{ref}"], cwd=root, check=False,
+                      timeout=push_timeout)
+        pushed = out.returncode == 0
+        message = out.stderr.decode("utf-8", "replace").strip()
+        journal.record(op_id, ItemResult(ref, ItemOutcome.KEPT if pushed else ItemOutcome.FAILED,
+                                         "pushed" if pushed else message, remote))
+        journal.end(op_id, OpStatus.DONE if pushed else OpStatus.FAILED)
+    return ParkResult(name, remote_tip, new if pushed else remote_tip, op_id, pushed, message,
+                      restore, remote_only=True)
+
+
+def tip_marker(facts: RepoFacts, name: str, *, remote: str | None = None) -> str | None:
+    """``"parked"`` or ``"unparked"`` when the tip of branch ``name`` (the local one, else the
+    ``remote``'s copy) is a marker commit with that trailer, else ``None`` (one ``git log``)."""
+    ref = f"refs/heads/{name}"
+    if remote is not None and _tip(facts.root, ref) is None:
+        ref = f"refs/remotes/{remote}/{name}"
+    res = run_git(["log", "-1", "--format=%(trailers:only=true,unfold=true)", ref, "--"],
+                  cwd=facts.root, check=False)
     keys = {line.partition(":")[0].strip().lower() for line in res.text.splitlines()}
     if res.returncode != 0:
         return None
@@ -187,8 +231,9 @@ def clear(facts: RepoFacts, name: str, *, by: str | None, remote: str, push: boo
     """Write the ``Unparked:`` commit: the branch's dormancy clock restarts (section 5).
 
     Raises :class:`RefusedError` when the branch is not parked (its tip has no marker)."""
-    marker = tip_marker(facts, name)
-    if marker == "unparked":  # a rerun after the marker was written: finish the push only
+    marker = tip_marker(facts, name, remote=remote)
+    # a rerun after the marker was written: finish the push only
+    if marker == "unparked" and _tip(facts.root, f"refs/heads/{name}") is not None:
         return _push_only(facts, name, remote=remote, push=push)
     if marker is None:
         raise RefusedError(f"{name} is not parked (its tip carries no Parked-Reason trailer); "

@@ -243,6 +243,10 @@ class BranchesConfig(_Block):
         default_factory=list, description="globs of merge targets, e.g. release/*")
     exempt: list[Glob] = Field(
         default_factory=list, description="globs never counted, judged or deleted, e.g. users/*")
+    not_integration_lines: list[Glob] = Field(
+        default_factory=list,
+        description="globs of branches named like lines (release*, epic*, develop*, hotfix*) "
+                    "that are work: the sweep stops suggesting them as integration lines")
     protected_names: list[Name] = Field(
         default_factory=lambda: ["main", "master", "develop", "trunk"],
         description="branch names never deleted (plus the default branch and lines)")

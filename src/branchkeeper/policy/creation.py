@@ -51,6 +51,9 @@ class CreationView(NamedTuple):
     sweep: LastSweep
     config: Config
     now: float
+    #: the branches a session here created (creator records), read only when a denial needs
+    #: them (one ``git config``); ``None`` when they cannot be read
+    creators: Callable[[], frozenset[str] | None] = lambda: frozenset()
 
 
 class OpenBranch(NamedTuple):  # thousands per hook call: a tuple is cheap to build
@@ -230,10 +233,28 @@ def lost_work_lines(branches: list[OpenBranch], remote: str) -> list[str]:
     return lines
 
 
-def _ways_out(name: str) -> str:
+def exempt_glob(name: str) -> str:
+    """The ``branches.exempt`` glob that covers ``name`` and its siblings: ``human/*`` for
+    ``human/old-experiment``, the name itself when it has no ``/``."""
+    head, sep, _rest = name.partition("/")
+    return f"{head}/*" if sep else name
+
+
+def _ways_out(name: str, view: CreationView) -> str:
+    """Each way out for a blocking branch, as commands that work on it where it is: a branch
+    that exists only on the remote is deleted with ``--remote``; one nobody here created (no
+    creator record: a teammate's) can be declared exempt, with the line to add."""
     q = shell_quote(name)
-    return (f"  finish and merge it; or park it: branchkeeper park --reason '<why it waits>' -- {q};"
-            f" or delete it: branchkeeper delete -- {q}")
+    remote_only = name not in view.table.local
+    delete = "branchkeeper delete --remote -- " if remote_only else "branchkeeper delete -- "
+    text = (f"  finish and merge it; or park it: branchkeeper park --reason '<why it waits>' -- "
+            f"{q}; or delete it: {delete}{q}")
+    creators = view.creators()
+    if creators is not None and name not in creators:
+        glob = exempt_glob(name).replace("\\", "\\\\").replace('"', '\\"')
+        text += (f"; or, when it is someone else's (no session here created it), declare it "
+                 f'exempt in .branchkeeper.yaml: branches: {{exempt: ["{glob}"]}}')
+    return text
 
 
 def creation_decision(name: str | None, view: CreationView) -> Decision:
@@ -273,7 +294,8 @@ def creation_decision(name: str | None, view: CreationView) -> Decision:
                  for x in blocked[:MAX_LINES]]
         if len(blocked) > MAX_LINES:
             lines.append(f"  ... and {len(blocked) - MAX_LINES} more")
-        ways = [f"For {shell_quote(x.name)}:\n{_ways_out(x.name)}" for x in blocked[:MAX_LINES]]
+        ways = [f"For {shell_quote(x.name)}:\n{_ways_out(x.name, view)}"
+                for x in blocked[:MAX_LINES]]
         days = b.dormancy.effective_block_days
         found.append(Decision(
             Verdict.DENY, R_DORMANCY,
@@ -333,7 +355,20 @@ def _duplicate(name: str, branches: list[OpenBranch], remote: str) -> Decision |
 def _creation_view(facts: GuardFacts) -> CreationView:
     refs = facts.lean()
     default = resolve_default_branch(facts.config.branches.default, refs)
-    return CreationView(refs, default.name, read_sweep(facts.repo), facts.config, now())
+
+    def creators() -> frozenset[str] | None:
+        from pathlib import Path  # only on a denial's path: the hook's stays lean
+
+        from branchkeeper.state.branch_records import read_records
+
+        try:
+            return frozenset(n for n, r in read_records(Path(facts.repo.root)).items()
+                             if r.creator)
+        except BranchkeeperError:
+            return None
+
+    return CreationView(refs, default.name, read_sweep(facts.repo), facts.config, now(),
+                        creators)
 
 
 #: What reading git's output or the state files can raise besides a BranchkeeperError: a

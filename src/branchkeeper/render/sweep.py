@@ -15,6 +15,7 @@ from rich.table import Table
 from rich.text import Text
 
 from branchkeeper.analysis.inventory import Inventory
+from branchkeeper.analysis.line_hints import line_hint
 from branchkeeper.analysis.lost_work import LostKind, LostWork
 from branchkeeper.model.records import BranchRecord, BranchState, CommandVerdict, Stage
 
@@ -156,6 +157,7 @@ def inventory_json(inv: Inventory, *, show_all: bool = True,
                           "block": d.effective_block_days},
         "notes": [*inv.notes, *lost_notes],
         "lost_work": None if lost is None else [i.to_json() for i in lost],
+        "suggestions": _suggestions(inv),
         "branches": [record_json(r) for r in records],
         "summary": {**summary, **({"lost_work_by_kind": lost_counts(lost)}
                                   if lost is not None else {})},
@@ -214,6 +216,7 @@ def render_text(inv: Inventory, console: Console, *, show_all: bool = False,
         lost = _branch_lost(inv, records)
     if lost:
         _lost_section(console, lost)
+    _line_section(inv, console)
 
     done = [r for r in records if r.state.preserved]
     if done:
@@ -329,6 +332,28 @@ def _render_superseded(records: list[BranchRecord], console: Console) -> None:
         console.print(Text(f"    park it: {park_command(r.name)}", style="cyan"), soft_wrap=True)
         console.print(Text(f"    or delete it deliberately: {unproven_delete_command(r.name)}",
                            style="cyan"), soft_wrap=True)
+
+
+def _suggestions(inv: Inventory) -> dict[str, Any]:
+    """What the sweep suggests declaring in ``.branchkeeper.yaml`` (``integration_lines``:
+    shared branches named like lines, or null)."""
+    hint = line_hint(inv.records, inv.config.branches)
+    return {"integration_lines": None if hint is None else hint.to_json()}
+
+
+def _line_section(inv: Inventory, console: Console) -> None:
+    hint = line_hint(inv.records, inv.config.branches)
+    if hint is None:
+        return
+    console.print()
+    console.print(Text(f"Declare these as integration lines? {len(hint.branches)} shared "
+                       "branch(es) are named like lines and would otherwise count as work "
+                       "(and be deleted once merged): " + ", ".join(hint.branches),
+                       style="bold"), soft_wrap=True)
+    console.print(Text(f"  add to .branchkeeper.yaml: {hint.declare}", style="cyan"),
+                  soft_wrap=True)
+    console.print(Text(f"  or, if they are work branches, stop this suggestion: {hint.dismiss}",
+                       style="cyan"), soft_wrap=True)
 
 
 def _branch_lost(inv: Inventory, records: Sequence[BranchRecord]) -> list[LostWork]:

@@ -20,12 +20,13 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
         description=(
             "Write an empty commit with Parked-Reason and Parked-By trailers at the tip of NAME "
             "(no checkout needed), then push it as a fast-forward when the branch has a remote "
-            "copy. The next commit on the branch, or --clear, ends the park. Undo with "
-            "'branchkeeper undo'."
+            "copy. A branch that exists only on the remote gets the marker on its remote tip, "
+            "pushed (no local branch is made; --no-push is refused for it). The next commit on "
+            "the branch, or --clear, ends the park. Undo with 'branchkeeper undo'."
         ),
     )
-    p.add_argument("name", metavar="NAME", help="the local branch (use -- before a name "
-                   "starting with '-')")
+    p.add_argument("name", metavar="NAME", help="the branch, local or only on the remote (use -- "
+                   "before a name starting with '-')")
     p.add_argument("--reason", help="why the branch waits (one line); required unless --clear")
     p.add_argument("--by", help="who parks it (default: git config user.name)")
     p.add_argument("--clear", action="store_true",
@@ -73,13 +74,16 @@ def _print(r: ParkResult, *, cleared: bool, as_json: bool, remote: str) -> None:
         sys.stdout.write("\n")
         return
     verb = "unparked" if cleared else "parked"
+    where = f" on {remote} (it exists only there)" if r.remote_only else ""
     if not r.op_id:
         print(f"{r.name} is already unparked at {r.new[:10]}")
+    elif r.remote_only and r.pushed is False:
+        print(f"{r.name}: the push to {remote} failed, nothing changed: {r.push_message}")
     else:
-        print(f"{verb} {r.name}: {r.old[:10]} -> {r.new[:10]} (journal {r.op_id})")
+        print(f"{verb} {r.name}{where}: {r.old[:10]} -> {r.new[:10]} (journal {r.op_id})")
     if r.pushed is True:
         print(f"pushed to {remote}")
-    elif r.pushed is False:
+    elif r.pushed is False and not r.remote_only:
         print(f"push to {remote} failed (the marker is local only): {r.push_message}")
     if r.op_id:
         print(f"undo: branchkeeper undo {r.op_id}")

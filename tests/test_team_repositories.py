@@ -1,0 +1,151 @@
+"""Team repositories (issue 12, section 5): an old branch of someone else's, never checked out
+here, must not trap an agent. ``park`` works on a branch that exists only on the remote, the
+creation denial prints ways out that work (``delete --remote``, the ``exempt`` line), and the
+sweep suggests declaring shared branches named like lines until the config declares or
+dismisses them."""
+
+from __future__ import annotations
+
+import json
+import shlex
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from branchkeeper.adapters.cli import main
+from tests.gitrepo import GitRepo
+
+NAME = "human/old-experiment"
+
+
+@pytest.fixture
+def team(remote_and_clone: tuple[GitRepo, GitRepo], tmp_path: Path) -> tuple[GitRepo, GitRepo]:
+    """``origin`` holds a teammate's 62-day-old branch; the clone only fetched it."""
+    origin, clone = remote_and_clone
+    other = GitRepo.clone(origin.path, tmp_path / "teammate")
+    other.switch(NAME, create=True, days_ago=62)
+    other.commit("an idea", files={"idea.txt": "maybe\n"}, days_ago=62)
+    other.git("push", "-q", "origin", NAME)
+    clone.git("fetch", "-q", "origin")
+    return origin, clone
+
+
+def run(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
+    capsys.readouterr()
+    rc = main(list(args))
+    out, err = capsys.readouterr()
+    return rc, out, err
+
+
+def test_park_a_branch_that_exists_only_on_the_remote(team: tuple[GitRepo, GitRepo],
+                                                      capsys: pytest.CaptureFixture[str]) -> None:
+    origin, clone = team
+    before = origin.rev(NAME)
+    rc, out, err = run(capsys, "-C", str(clone.path), "park", "--no-push", "--reason", "r", "--",
+                       NAME)
+    assert (rc, out, err) == (5, "", (
+        f"branchkeeper: error: {NAME} exists only on origin: its park marker is a commit on the "
+        "remote branch, so it has to be pushed; with --no-push it would be on no branch at "
+        "all. Nothing changed.\n"))
+    rc, out, err = run(capsys, "-C", str(clone.path), "park", "--reason", "waiting on Ana",
+                       "--by", "me", "--", NAME)
+    marker = origin.rev(NAME)
+    op_id = out.splitlines()[0].rpartition("(journal ")[2].rstrip(")")
+    assert (rc, err, out) == (0, "", (
+        f"parked {NAME} on origin (it exists only there): {before[:10]} -> {marker[:10]} "
+        f"(journal {op_id})\npushed to origin\nundo: branchkeeper undo {op_id}\n"))
+    assert origin.git("log", "-1", "--format=%P%n%B", NAME) == (
+        f"{before}\nPark {NAME}\n\nParked-Reason: waiting on Ana\nParked-By: me")
+    assert origin.rev(f"{NAME}^{{tree}}") == origin.rev(f"{before}^{{tree}}")
+    assert clone.rev(f"refs/remotes/origin/{NAME}") == marker
+    assert not clone.has_ref(f"refs/heads/{NAME}")  # no local branch was made
+    rc, out, _ = run(capsys, "-C", str(clone.path), "sweep", "--json")
+    rec = next(b for b in json.loads(out)["branches"] if b["name"] == NAME)
+    assert (rec["state"], rec["parked"]["reason"]) == ("parked", "waiting on Ana")
+    rc, out, _ = run(capsys, "-C", str(clone.path), "undo", "--json")
+    (item,) = json.loads(out)["items"]
+    lease = shlex.join(["git", "push", f"--force-with-lease=refs/heads/{NAME}:{marker}", "origin",
+                        f"{before}:refs/heads/{NAME}"])
+    assert (rc, item["outcome"], item["command"]) == (0, "push", lease)
+
+
+def _deny_text(capsys: pytest.CaptureFixture[str], clone: GitRepo) -> tuple[int, str]:
+    assert run(capsys, "-C", str(clone.path), "sweep", "--json")[0] == 0  # the labels
+    rc, out, _ = run(capsys, "check", "--cwd", str(clone.path), "--", "git switch -c new-work")
+    return rc, out
+
+
+def test_the_denial_prints_ways_out_that_work(team: tuple[GitRepo, GitRepo],
+                                             capsys: pytest.CaptureFixture[str]) -> None:
+    _origin, clone = team
+    rc, out = _deny_text(capsys, clone)
+    assert rc == 2 and out.startswith("deny: R-BRANCH-DORMANCY-BLOCK\n")
+    way = (f"For {NAME}:\n"
+           "  finish and merge it; or park it: branchkeeper park --reason '<why it waits>' -- "
+           f"{NAME}; or delete it: branchkeeper delete --remote -- {NAME}; or, when it is "
+           "someone else's (no session here created it), declare it exempt in "
+           '.branchkeeper.yaml: branches: {exempt: ["human/*"]}')
+    assert way in out
+    # following the exempt line lets the new branch through
+    (clone.path / ".branchkeeper.yaml").write_text('branches: {exempt: ["human/*"]}\n')
+    rc, out = _deny_text(capsys, clone)
+    assert (rc, out) == (0, "allow\n")
+    # parking it works too, from a clone that never had the branch checked out
+    (clone.path / ".branchkeeper.yaml").unlink()
+    assert run(capsys, "-C", str(clone.path), "park", "--reason", "later", "--", NAME)[0] == 0
+    rc, out = _deny_text(capsys, clone)
+    assert (rc, out) == (0, "allow\n")
+
+
+def test_a_branch_made_here_gets_no_exempt_line(remote_and_clone: tuple[GitRepo, GitRepo],
+                                                capsys: pytest.CaptureFixture[str]) -> None:
+    _, clone = remote_and_clone
+    clone.switch("mine", create=True, days_ago=40)
+    clone.commit("m", files={"m.txt": "m\n"}, days_ago=40)
+    clone.git("push", "-q", "origin", "mine")
+    clone.switch("main")
+    clone.git("config", "branch.mine.branchkeepercreator", "s1:")
+    rc, out = _deny_text(capsys, clone)
+    assert rc == 2
+    assert ("For mine:\n  finish and merge it; or park it: branchkeeper park --reason '<why it "
+            "waits>' -- mine; or delete it: branchkeeper delete -- mine\n") in out
+
+
+def _suggestion(capsys: pytest.CaptureFixture[str], clone: GitRepo) -> Any:
+    rc, out, _ = run(capsys, "-C", str(clone.path), "sweep", "--json")
+    assert rc == 0
+    return json.loads(out)["suggestions"]["integration_lines"]
+
+
+def test_the_sweep_suggests_lines_until_declared_or_dismissed(
+        remote_and_clone: tuple[GitRepo, GitRepo], capsys: pytest.CaptureFixture[str]) -> None:
+    _, clone = remote_and_clone
+    for name in ("release/1.x", "hotfix-2.0.1", "epic/payments", "Develop", "releases-notes"):
+        clone.git("branch", name, "main")
+        if name != "releases-notes":
+            clone.git("push", "-q", "origin", name)  # shared: a line lives on the remote
+    clone.git("branch", "feature/release-me", "main")
+    clone.git("push", "-q", "origin", "feature/release-me")
+    clone.git("fetch", "-q", "origin")
+    assert _suggestion(capsys, clone) == {
+        "branches": ["Develop", "epic/payments", "hotfix-2.0.1", "release/1.x"],
+        "globs": ["Develop", "epic/*", "hotfix-2.0.1", "release/*"],
+        "declare": 'branches: {integration_lines: ["Develop", "epic/*", "hotfix-2.0.1", '
+                   '"release/*"]}',
+        "dismiss": 'branches: {not_integration_lines: ["Develop", "epic/*", "hotfix-2.0.1", '
+                   '"release/*"]}'}
+    _rc, out, _ = run(capsys, "-C", str(clone.path), "sweep")
+    assert ("Declare these as integration lines? 4 shared branch(es) are named like lines and "
+            "would otherwise count as work (and be deleted once merged): Develop, "
+            "epic/payments, hotfix-2.0.1, release/1.x\n"
+            '  add to .branchkeeper.yaml: branches: {integration_lines: ["Develop", "epic/*", '
+            '"hotfix-2.0.1", "release/*"]}\n'
+            "  or, if they are work branches, stop this suggestion: branches: "
+            '{not_integration_lines: ["Develop", "epic/*", "hotfix-2.0.1", "release/*"]}\n') in out
+    (clone.path / ".branchkeeper.yaml").write_text(
+        'branches:\n  integration_lines: ["release/*", "epic/*"]\n'
+        '  not_integration_lines: ["hotfix-*", "Develop"]\n')
+    assert _suggestion(capsys, clone) is None
+    _rc, out, _ = run(capsys, "-C", str(clone.path), "sweep")
+    assert "Declare these" not in out
