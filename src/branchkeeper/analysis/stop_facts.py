@@ -15,7 +15,9 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
+from branchkeeper.analysis.lost_work import agent_config
 from branchkeeper.analysis.refs import matches_any, read_refs, resolve_default_branch
+from branchkeeper.git.parse import parse_status_z
 from branchkeeper.git.repo import RepoFacts, list_worktrees
 from branchkeeper.git.run import run_git
 from branchkeeper.git.types import Oid
@@ -23,18 +25,19 @@ from branchkeeper.model.config import Config
 
 #: Timeout of each git call, seconds (these run inside a Stop hook).
 TIMEOUT_S = 20.0
-#: Porcelain lines kept per dirty worktree (the message shows a few).
-DIRTY_LINES = 5
+#: Changed paths kept per dirty worktree (the message names a few, the command up to ten).
+MAX_PATHS = 200
 
 
 @dataclass(frozen=True, slots=True)
 class BranchFacts:
     """One judged branch.
 
-    ``dirty`` holds up to :data:`DIRTY_LINES` ``status --porcelain`` lines of its worktree
-    (``dirty_count`` the total; 0 = clean or no worktree). ``unpushed`` is True when the local
-    tip is contained in no ``refs/remotes/<remote>/*`` ref and not in the local default branch.
-    ``merged_into`` names the base (default branch or line) the tip is an ancestor of, or None.
+    ``dirty`` holds up to :data:`MAX_PATHS` changed or untracked paths of its worktree, the
+    agent's own configuration left out (``dirty_count`` the total; 0 = clean or no worktree).
+    ``unpushed`` is True when the local tip is contained in no ``refs/remotes/<remote>/*`` ref
+    and not in the local default branch. ``merged_into`` names the base (default branch or line)
+    the tip is an ancestor of, or None.
     ``role`` is ``default``, ``integration_line`` or ``""`` (work).
     """
 
@@ -60,14 +63,19 @@ class StopFacts:
 
 
 def _dirty(path: str) -> tuple[tuple[str, ...], int, str]:
-    # Untracked files included (what a stop would strand), ignored files excluded.
-    result = run_git(["-c", "core.quotePath=false", "status", "--porcelain",
-                      "--untracked-files=normal"], cwd=Path(path), check=False, timeout=TIMEOUT_S)
+    """(the changed paths, at most :data:`MAX_PATHS`; how many there are; an error). Untracked
+    files are included (what a stop would strand), ignored files excluded, and so is the
+    agent's own configuration (``.claude/`` and the like: never work to commit onto a branch,
+    see :data:`branchkeeper.analysis.lost_work.AGENT_CONFIG`)."""
+    result = run_git(["-c", "core.quotePath=false", "status", "--porcelain=v1", "-z",
+                      "--no-renames", "--untracked-files=all"], cwd=Path(path), check=False,
+                     timeout=TIMEOUT_S)
     if result.returncode != 0:
         detail = result.stderr.decode("utf-8", "replace").strip().splitlines()
         return (), 0, f"git status failed in {path}: {detail[-1] if detail else result.returncode}"
-    lines = [ln for ln in result.text.splitlines() if ln]
-    return tuple(lines[:DIRTY_LINES]), len(lines), ""
+    tracked, untracked, _ignored = parse_status_z(result.stdout)
+    paths = [p for p in (*tracked, *untracked) if not agent_config(p)]
+    return tuple(paths[:MAX_PATHS]), len(paths), ""
 
 
 def _uncontained(root: Path, tips: set[Oid], remote: str, default_ref: str | None) -> set[Oid]:

@@ -23,6 +23,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from enum import StrEnum
 
+from branchkeeper.analysis.lost_work import commit_command
 from branchkeeper.analysis.stop_facts import BranchFacts, StopFacts
 from branchkeeper.policy.principle import BRANCH_LIMIT_PRINCIPLE
 from branchkeeper.shell.quoting import git_cmd, shell_quote
@@ -140,12 +141,13 @@ def _branch_findings(b: BranchFacts, scope: Scope, facts: StopFacts,
     out: list[Finding] = []
     remote = facts.remote
     if scope is Scope.OWN and b.worktree and b.dirty_count:
-        shown = ", ".join(b.dirty) + (f", ... ({b.dirty_count} in all)"
-                                      if b.dirty_count > len(b.dirty) else "")
+        shown = ", ".join(b.dirty[:5]) + (f", ... ({b.dirty_count} in all)"
+                                          if b.dirty_count > 5 else "")
+        # the paths to commit, named; the agent's own configuration is never among them
+        command = commit_command(b.worktree, b.dirty, message="<what the change does>")
         out.append(Finding(b.name, Check.DIRTY,
                            f"uncommitted changes in {b.worktree} ({shown}); commit them",
-                           (f"cd {shell_quote(b.worktree)} && git add -A && git commit",),
-                           True))
+                           (command,) if command else (), True))
     if (b.merged_into is not None and not b.role
             and (not subagent or _merged_by(threads, b.merged_into, thread))):
         where = [w for w, present in (("locally", b.local_tip is not None),
