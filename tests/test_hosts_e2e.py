@@ -122,8 +122,9 @@ def test_stop_with_a_dirty_touched_branch_is_refused(world: Path, case: HostCase
     (wt / "notes.txt").write_text("unsaved\n")
     refused = fire(work.path, case.name, stop_event, stop_payload)
     reason = ("branchkeeper: do not stop yet; finish the work on these branches first (the "
-              f"Stop guard):\n- {branch}: uncommitted changes in {wt} (?? notes.txt); commit "
-              f"them\n    cd {wt} && git add -A && git commit\n\n{BRANCH_LIMIT_PRINCIPLE}")
+              f"Stop guard):\n- {branch}: uncommitted changes in {wt} (notes.txt); commit "
+              f"them\n    git -C {wt} add -- notes.txt && git -C {wt} commit -m '<what the "
+              f"change does>'\n\n{BRANCH_LIMIT_PRINCIPLE}")
     assert (refused.returncode, refused.stdout, refused.stderr) == (0, case.block(reason), b"")
 
 

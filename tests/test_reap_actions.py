@@ -260,3 +260,26 @@ def test_archive_default_min_age(repo: GitRepo, tmp_path: Path,
     entry = by_path(reap_json(capsys, repo, "--archive-unproven"))[str(path)]
     assert (entry["disposition"], entry["reason"], entry["outcome"]) == (
         "SKIP_ACTIVE", "added 10.0 h ago, younger than --min-age-hours 24", "kept")
+
+
+def test_list_shows_the_idle_time_reap_reads(repo: GitRepo, tmp_path: Path,
+                                             capsys: pytest.CaptureFixture[str]) -> None:
+    """Issue 11, section 5: ``worktree list`` said ``0m`` where ``reap`` said idle 48 h. A
+    rewritten reflog file (``git reflog expire``, ``gc``) is new on disk while its last entry is
+    old: both read the entry, never the file's mtime."""
+    path = tmp_path / "quiet"
+    add_worktree(repo, path, "-b", "quiet", start="main", hours=48)
+    age_files(path, 48)
+    logs_head = repo.path / ".git" / "worktrees" / "quiet" / "logs" / "HEAD"
+    logs_head.write_bytes(logs_head.read_bytes())  # rewritten just now, entries unchanged
+    rc, out, _ = bk(capsys, "-C", str(repo.path), "worktree", "list", "--json")
+    row = next(w for w in json.loads(out)["worktrees"] if w["path"] == str(path))
+    idle_gate = next(g for g in row["reap"]["gates"] if g["name"] == "idle")
+    assert (rc, row["idle_hours"], idle_gate) == (
+        0, 48.0, {"name": "idle", "passed": True, "detail": "idle for 48.0 h (window 3 h)"})
+    reaped = by_path(reap_json(capsys, repo, "--dry-run"))[str(path)]
+    assert (reaped["outcome"], next(g for g in reaped["gates"] if g["name"] == "idle")) == (
+        "would_remove", idle_gate)
+    rc, out, _ = bk(capsys, "-C", str(repo.path), "worktree", "list")
+    line = next(ln for ln in out.splitlines() if str(path) in ln)
+    assert (rc, line.split("│")[5].strip()) == (0, "2d")
