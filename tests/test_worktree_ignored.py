@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from pathlib import Path
 
 import pytest
 
@@ -135,3 +136,32 @@ def test_degenerate_paths_are_ignored(path: str) -> None:
 def test_unicode_space_and_newline_paths() -> None:
     v = classify(["dïr with space/.env\nx", "ünï/b.local"])
     assert [b.path for b in v.protected] == ["dïr with space/.env\nx", "ünï/b.local"]
+
+
+def test_the_default_rules_let_real_build_output_go_and_keep_notes(tmp_path: Path) -> None:
+    """Issue 12, section 1: the default regenerable list is broad enough that a worktree holding
+    the build output of common toolchains (github/gitignore's templates) passes, while a file a
+    person wrote, a log, a secret and an editor's settings are kept (fail safe)."""
+    from branchkeeper.analysis.ignored import read_ignored
+    from branchkeeper.model.config import Config
+    from tests.gitrepo import GitRepo
+
+    repo = GitRepo.init(tmp_path / "r")
+    output = [".venv/bin/python", "src/pkg/__pycache__/m.cpython-311.pyc", ".pytest_cache/v/x",
+              ".mypy_cache/3.11/m.json", ".ruff_cache/0.4/a", ".tox/py311/x", "dist/p-1.whl",
+              "p.egg-info/PKG-INFO", ".coverage", "htmlcov/index.html", "web/node_modules/a/i.js",
+              "web/.next/cache/x", "web/.turbo/log", ".yarn/install-state.gz", "web/app.tsbuildinfo",
+              "target/debug/app", "src/lib.rs.bk", "cmd/app.test", "cover.coverprofile",
+              ".gradle/8.5/x", "app/build/classes/A.class", ".idea/caches/c.ser", ".cache/x",
+              ".terraform/providers/p", "assets/.DS_Store", "._photo.jpg"]
+    kept = [".env", "notes/result.txt", "run.log", "out/result.csv", ".idea/workspace.xml"]
+    for rel in (*output, *kept):
+        (repo.path / rel).parent.mkdir(parents=True, exist_ok=True)
+        (repo.path / rel).write_text("x\n")
+    # every top-level name ignored: wholly ignored directories are listed, their files judged
+    tops = sorted({rel.split("/")[0] for rel in (*output, *kept)})
+    (repo.path / ".git" / "info").mkdir(exist_ok=True)
+    (repo.path / ".git" / "info" / "exclude").write_text("\n".join(tops) + "\n")
+    verdict = read_ignored(repo.path, Config())
+    assert sorted(b.path for b in verdict.blocking) == sorted(kept)
+    assert verdict.needs_listing == ()

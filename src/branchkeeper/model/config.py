@@ -191,18 +191,23 @@ class EvacuationConfig(_Block):
 DEFAULT_REGENERABLE: tuple[str, ...] = (
     # Python: virtual environments, bytecode, tool caches, packaging and coverage output
     ".venv/", "venv/", "__pycache__/", "*.py[cod]", "*$py.class", ".pytest_cache/",
-    ".mypy_cache/", ".ruff_cache/", ".pytype/", ".pyre/", ".hypothesis/", ".tox/", ".nox/",
-    "__pypackages__/", ".pdm-build/", "*.egg-info/", ".eggs/", "build/", "dist/", "wheels/",
-    ".coverage", ".coverage.*", "coverage.xml", "htmlcov/", ".ipynb_checkpoints/",
+    ".mypy_cache/", ".dmypy.json", "dmypy.json", ".ruff_cache/", ".pytype/", ".pyre/",
+    ".hypothesis/", ".tox/", ".nox/", "__pypackages__/", ".pdm-build/", ".pybuilder/",
+    "cython_debug/", "*.egg-info/", ".eggs/", "develop-eggs/", "sdist/", "build/", "dist/",
+    "wheels/", ".coverage", ".coverage.*", "coverage.xml", "*.cover", "*.py,cover",
+    "nosetests.xml", "htmlcov/", ".ipynb_checkpoints/",
     # Node and front-end build tools
     "node_modules/", "bower_components/", "jspm_packages/", ".npm/", ".pnpm-store/",
-    ".yarn/cache/", ".next/", ".nuxt/", ".svelte-kit/", ".turbo/", ".parcel-cache/", ".vite/",
-    ".docusaurus/", ".eslintcache", ".stylelintcache", "*.tsbuildinfo", ".nyc_output/",
-    "coverage/", "*.lcov",
-    # Rust, Java, Kotlin, Gradle, Maven, CMake
-    "target/", ".gradle/", ".kotlin/", "*.class", "cmake-build-*/",
+    ".yarn/cache/", ".yarn/unplugged/", ".yarn/install-state.gz", ".yarn-integrity", ".next/",
+    ".nuxt/", ".svelte-kit/", ".angular/cache/", ".turbo/", ".parcel-cache/", ".vite/",
+    ".docusaurus/", ".serverless/", ".fusebox/", ".vscode-test/", ".sass-cache/", ".eslintcache",
+    ".stylelintcache", "*.tsbuildinfo", ".nyc_output/", "coverage/", "*.lcov",
+    # Rust, Go, Java, Kotlin, Gradle, Maven, CMake, JetBrains' caches, other toolchains
+    "target/", "*.rs.bk", "*.test", "*.coverprofile", ".gradle/", ".gradletasknamecache",
+    ".kotlin/", "*.class", "cmake-build-*/", ".idea/caches/", ".terraform/", ".dart_tool/",
+    ".zig-cache/", "zig-cache/", "zig-out/", "_build/",
     # generic caches and operating-system litter
-    ".cache/", ".DS_Store", ".AppleDouble/", ".LSOverride", "Thumbs.db",
+    ".cache/", ".DS_Store", ".AppleDouble/", ".LSOverride", "._*", "__MACOSX/", "Thumbs.db",
 )
 
 
