@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import os
 import shlex
+import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -148,6 +149,14 @@ def test_c14_undo_never_overwrites_an_existing_file(c14: C14,
     assert (rc, restored["outcome"], restored["kept"], restored["recreated"]) == (
         5, "conflict", ["notes/result.txt"], False)
     assert c14.note.read_text() == "written since\n"
+    # the archived copy stays where the printed command reads it
+    assert restored["reason"] == ("1 path(s) already taken, left alone: notes/result.txt; the "
+                                  "archived copies stay in the archive (print one to compare)")
+    command = shlex.split(restored["command"])
+    assert command[:4] == ["tar", "-x", "-O", "-f"] and command[5:] == ["--", "notes/result.txt"]
+    assert command[4] == restored["archive"]
+    shown = subprocess.run(command, capture_output=True, check=True).stdout
+    assert shown == NOTE.encode()
 
 
 def test_c14_reap_keeps_then_archives(c14: C14, capsys: pytest.CaptureFixture[str]) -> None:
@@ -155,6 +164,17 @@ def test_c14_reap_keeps_then_archives(c14: C14, capsys: pytest.CaptureFixture[st
     entry = next(w for w in doc["worktrees"] if w["path"] == str(c14.wt))
     assert (rc, entry["disposition"], entry["outcome"]) == (0, "SKIP_PROTECTED_IGNORED", "kept")
     _intact(c14)
+    why = ("SKIP_PROTECTED_IGNORED: ignored files it would lose: notes/result.txt (not "
+           "regenerable: no branches.cleanup_after_merge.regenerable glob matches)")
+    rc, out, _ = bk(capsys, "-C", str(c14.repo.path), "worktree", "reap", "--no-gh", "--dry-run")
+    assert (rc, out) == (0, (
+        "degraded mode: --no-gh: PR evidence disabled\ndry run: nothing is removed\n"
+        f"kept: {c14.wt} (feat)\n  {why}\n"
+        "  to keep those files and remove it: branchkeeper worktree reap --archive-ignored\n"
+        "would remove 0, would archive 0, keep 2\n"))
+    rc, out, _ = bk(capsys, "-C", str(c14.repo.path), "worktree", "reap", "--no-gh", "--dry-run",
+                    "--archive-ignored")
+    assert f"would remove: {c14.wt} (feat)\n  {why} (saved first: --archive-ignored)\n" in out
     rc, doc = bk_json(capsys, "-C", str(c14.repo.path), "worktree", "reap", "--no-gh",
                       "--archive-ignored", "--dry-run")
     entry = next(w for w in doc["worktrees"] if w["path"] == str(c14.wt))

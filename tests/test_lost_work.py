@@ -187,3 +187,19 @@ def test_commit_command_names_the_paths_and_leaves_agent_config_out() -> None:
         "':(exclude).codex/' ':(exclude).github/copilot/' ':(exclude).vscode/' "
         "':(exclude).branchkeeper/' ':(exclude).agentic/' ':(exclude).branchkeeper.yaml' && "
         "git -C /w commit -m 'WIP: save work'")
+
+
+def test_session_start_without_unpushed_branches_says_no_more(
+        remote_and_clone: tuple[GitRepo, GitRepo]) -> None:
+    """With no unpushed branch listed first, the other kinds are not "more" of anything."""
+    _, repo = remote_and_clone
+    (repo.path / "idea.txt").write_text("half\n")
+    repo.git("stash", "push", "-q", "-u", "-m", "idea")
+    stash = repo.rev("stash@{0}")
+    result = run_hook("SessionStart", {"session_id": "s1", "cwd": str(repo.path),
+                                       "source": "startup"})
+    text = json.loads(result.stdout)["hookSpecificOutput"]["additionalContext"]
+    assert text.splitlines()[:2] == [
+        "LOST WORK RISK: 1 piece(s) of work exist only in this clone; secure them:",
+        f"  stash stash@{{0}}: On main: idea; git push origin {stash}:refs/heads/stash/0-"
+        f"{stash[:10]}"]

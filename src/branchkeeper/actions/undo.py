@@ -257,7 +257,10 @@ def _undo_archive(repo: Path, info: ArchiveInfo, *, act: bool) -> ArchiveUndo:
     if done.kept:
         return ArchiveUndo(info, UndoOutcome.CONFLICT, done.restored, done.kept,
                            f"{len(done.kept)} path(s) already taken, left alone: "
-                           + ", ".join(done.kept[:3]), "", recreated)
+                           + ", ".join(done.kept[:3]) + "; the archived copies stay in the "
+                           "archive (print one to compare)",
+                           shlex.join(["tar", "-x", "-O", "-f", str(info.path), "--",
+                                       done.kept[0]]), recreated)
     return ArchiveUndo(info, UndoOutcome.RESTORED, done.restored, (),
                        f"{len(done.restored)} file(s) restored", "", recreated)
 

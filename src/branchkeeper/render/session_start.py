@@ -73,7 +73,8 @@ def session_start_text(summary: SessionSummary, *, source: str) -> str:
                      "ref contains; push them now:")
         add([f"  {r.name} ({_age(r)}): {git_cmd('push', '-u', remote, r.name)}" for r in lost])
     if summary.lost:
-        lines.append(f"LOST WORK RISK: {len(summary.lost)} more piece(s) of work exist only in "
+        more = " more" if lost else ""
+        lines.append(f"LOST WORK RISK: {len(summary.lost)}{more} piece(s) of work exist only in "
                      "this clone; secure them:")
         add([f"  {_LOST_LABEL[i.kind]} {i.subject}: {i.detail}; {i.secure}"
              for i in summary.lost])

@@ -19,6 +19,7 @@ from branchkeeper.actions.reap import Outcome, ReapResult, Saves, execute_reap
 from branchkeeper.adapters.common import add_ignored_options
 from branchkeeper.analysis.pr_evidence import GhProvider, NoProvider, PrEvidence
 from branchkeeper.analysis.reap_gates import ARCHIVE_DEFAULT_MIN_AGE_HOURS
+from branchkeeper.analysis.worktree_model import Disposition
 from branchkeeper.analysis.worktree_record import (
     PrAsker,
     WorktreeSettings,
@@ -160,6 +161,18 @@ _WORD = {Outcome.REMOVED: "removed", Outcome.ARCHIVED: "archived",
          Outcome.KEPT: "kept", Outcome.RACED: "kept (raced)", Outcome.FAILED: "kept (failed)"}
 
 
+def _covered(r: ReapResult) -> str:
+    """`` (saved first: --archive-ignored)`` when a worktree goes only because the run saves
+    what its gates keep; empty otherwise."""
+    going = r.outcome in (Outcome.REMOVED, Outcome.ARCHIVED, Outcome.WOULD_REMOVE,
+                          Outcome.WOULD_ARCHIVE)
+    if not going or r.verdict.disposition is Disposition.REMOVABLE:
+        return ""
+    flags = {"ignored_disposable": "--archive-ignored", "preserved": "--archive-unproven"}
+    used = [flags[g.name] for g in r.verdict.blockers if g.name in flags]
+    return f" (saved first: {', '.join(used)})" if used else ""
+
+
 def render_reap(plan: WorktreeSurvey, results: list[ReapResult], *, dry_run: bool,
                 explain: bool) -> str:
     """The text report: the PR-evidence line, one block per worktree, then the totals."""
@@ -175,7 +188,10 @@ def render_reap(plan: WorktreeSurvey, results: list[ReapResult], *, dry_run: boo
         name = (wt.branch.removeprefix("refs/heads/") if wt.branch
                 else f"detached {wt.head.short}" if wt.head else "bare")
         lines.append(f"{_WORD[r.outcome]}: {_show(wt.path)} ({_show(name)})")
-        lines.append(f"  {v.disposition.value}: {_show(v.reason)}")
+        lines.append(f"  {v.disposition.value}: {_show(v.reason)}{_covered(r)}")
+        if r.outcome is Outcome.KEPT and [g.name for g in v.blockers] == ["ignored_disposable"]:
+            lines.append("  to keep those files and remove it: branchkeeper worktree reap "
+                         "--archive-ignored")
         if r.outcome in (Outcome.RACED, Outcome.FAILED):
             lines.append(f"  {_show(r.detail)}")
         if v.triage:
