@@ -25,8 +25,14 @@ Targets: cold 10,000 branches <= 6 s, warm 5,000 <= 1 s, git processes flat in b
 recall 100%, wrong 0, unknown 0 (issue 11); on the real repository cold <= 3 min, warm <= 3 s,
 <= 30 git processes, <= 500 MB (issue 20).
 
+``--baseline SRC`` measures only issue 16's warm row: ``sweep --json`` warm at ``--warm-size``
+(5,000) branches, this tree against the package source ``SRC`` (for example ``git archive`` of
+an older main's ``src``), each on its own copy of the repository, alternating, ``--runs`` (15)
+each: medians of wall and CPU seconds, git processes and the ratios.
+
 Usage: ``.venv/bin/python bench/bench_sweep.py [--sizes 1000,5000,10000] [--long 50000]
-[--work-dir DIR] [--json]`` or ``... --real PATH``. Benchmarks are not tests: this prints
+[--work-dir DIR] [--json]``, ``... --real PATH`` or ``... --baseline SRC [--warm-size N]
+[--runs N]``. Benchmarks are not tests: this prints
 figures; it exits non-zero only when it cannot measure or a branch is wrongly called preserved.
 """
 
@@ -89,10 +95,13 @@ def drop_cache(repo: Path) -> None:
     shutil.rmtree((repo / out) / "branchkeeper", ignore_errors=True)
 
 
-def sweep_once(repo: Path, *extra: str) -> Run:
-    """Run the sweep as a child process and measure it. Raises RuntimeError if it fails."""
+def sweep_once(repo: Path, *extra: str, src: Path | None = None) -> Run:
+    """Run the sweep as a child process and measure it (``src``: the package source to run,
+    for a baseline; default: this venv's). Raises RuntimeError if it fails."""
     argv = [sys.executable, "-m", "branchkeeper", "-C", str(repo), "sweep", "--json", *extra]
     env = dict(os.environ, BRANCHKEEPER_STATS="1")
+    if src is not None:
+        env["PYTHONPATH"] = str(src)
     with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
         start = time.perf_counter()
         proc = subprocess.Popen(argv, stdout=out, stderr=err, stdin=subprocess.DEVNULL, env=env)
@@ -237,6 +246,46 @@ def _real(args: argparse.Namespace) -> int:
     return 0
 
 
+def _warm_pair(args: argparse.Namespace) -> int:
+    """Issue 16's warm row: ``sweep --json`` warm at ``--warm-size`` branches, this tree vs the
+    baseline source ``--baseline`` (a ``src`` directory, e.g. ``git archive`` of the old main),
+    each on its own copy of the repository (their caches differ), alternating, ``--runs``
+    each; medians and the ratio."""
+    import statistics
+
+    repo, _, _ = repository(args.work_dir, args.warm_size, args.seed, None)
+    copies = {}
+    for label in ("ours", "baseline"):
+        copy = args.work_dir / f"{args.warm_size}-{label}"
+        if not copy.exists():
+            shutil.copytree(repo, copy, symlinks=True)
+        drop_cache(copy)
+        copies[label] = copy
+    src = {"ours": None, "baseline": args.baseline}
+    for label, copy in copies.items():  # cold, then one warm-up
+        sweep_once(copy, src=src[label])
+        sweep_once(copy, src=src[label])
+    wall: dict[str, list[float]] = {"ours": [], "baseline": []}
+    cpu: dict[str, list[float]] = {"ours": [], "baseline": []}
+    procs: dict[str, int | None] = {}
+    for _ in range(args.runs):
+        for label, copy in copies.items():
+            run = sweep_once(copy, src=src[label])
+            wall[label].append(run.seconds)
+            cpu[label].append(run.cpu)
+            procs[label] = run.git_processes
+    med = {k: statistics.median(v) for k, v in wall.items()}
+    medc = {k: statistics.median(v) for k, v in cpu.items()}
+    print(f"warm sweep --json at {args.warm_size} branches, median of {args.runs} "
+          "(alternating runs):")
+    for label in ("ours", "baseline"):
+        print(f"  {label:<9} {med[label]:6.3f} s wall  {medc[label]:6.3f} s CPU  "
+              f"git processes {procs[label]}")
+    print(f"  ratio     {med['ours'] / med['baseline']:6.2f} wall  "
+          f"{medc['ours'] / medc['baseline']:6.2f} CPU   (target: <= 0.5 s)")
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     """Measure and print one table; return 1 on a wrong "preserved" verdict."""
     parser = argparse.ArgumentParser(description="benchmark branchkeeper sweep")
@@ -250,12 +299,19 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--real", type=Path, default=None, metavar="PATH",
                         help="measure an existing repository instead (issue 20's table)")
     parser.add_argument("--json", action="store_true", help="also print the results as JSON")
+    parser.add_argument("--baseline", type=Path, default=None, metavar="SRC",
+                        help="only the warm row of issue 16: this tree vs the package source "
+                             "SRC, paired (see --warm-size, --runs)")
+    parser.add_argument("--warm-size", type=int, default=5000)
+    parser.add_argument("--runs", type=int, default=15)
     args = parser.parse_args(argv)
     compile_package()
     if importlib.util.find_spec("branchkeeper.adapters.commands.sweep") is None:
         print("bench_sweep: `branchkeeper sweep` is not importable; run this with the "
               "project's venv python.", file=sys.stderr)
         return 2
+    if args.baseline is not None:
+        return _warm_pair(args)
     return _real(args) if args.real is not None else _generated(args)
 
 

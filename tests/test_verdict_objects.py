@@ -287,7 +287,7 @@ def test_git_processes_flat_on_every_path(remote_and_clone: tuple[GitRepo, GitRe
     w.git("push", "-q", "origin", "main")
 
     def count() -> int:
-        for sub in ("cache.json", FILE_NAME):
+        for sub in ("cache.json", FILE_NAME, "walk.bin"):
             path = w.path / ".git" / "branchkeeper" / sub
             if path.exists():
                 path.unlink()

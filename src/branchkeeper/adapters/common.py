@@ -8,11 +8,11 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from rich.console import Console
-
 from branchkeeper.git.repo import RepoFacts, repo_facts
 
 if TYPE_CHECKING:
+    from rich.console import Console
+
     from branchkeeper.model.config import Config
     from branchkeeper.model.config_file import LoadedConfig
 
@@ -44,7 +44,10 @@ def open_repository_cached(args: argparse.Namespace) -> tuple[RepoFacts, Config]
 
 
 def stdout_console() -> Console:
-    """A console for reports: colour only on a terminal, never wrapped mid-command in pipes."""
+    """A console for reports: colour only on a terminal, never wrapped mid-command in pipes.
+    rich is imported here, not at module load: ``--json`` output never needs it."""
+    from rich.console import Console
+
     if sys.stdout.isatty():
         return Console(highlight=False)
     # Piped or captured (logs, scripts): never cut or fold a value to fit 80 columns; tables
@@ -53,6 +56,8 @@ def stdout_console() -> Console:
 
 
 def stderr_console() -> Console:
+    from rich.console import Console
+
     return Console(stderr=True, highlight=False)
 
 

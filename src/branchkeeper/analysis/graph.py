@@ -11,6 +11,7 @@ Bounds: the walk is one process whatever the branch count; the per-tip Python wa
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -25,6 +26,7 @@ MAX_VISITS = 4_000_000
 # One trailers atom: older git shares key= filters between atoms of one format.
 _FORMAT = "%x00%H%x00%P%x00%T%x00%ct%x00%(trailers:only=true,unfold=true)%x00%x01"
 _END = b"\0\x01\n"
+_PARK_KEYS = frozenset({"parked-reason", "unparked"})
 
 
 @dataclass(slots=True)
@@ -134,14 +136,16 @@ def _parse(data: bytes) -> dict[Oid, Commit]:
         if len(parts) != 6 or parts[0] != "":
             raise ParseError(f"rev-list: expected 6 fields, got {len(parts)}")
         _, oid, parents, tree, date, trailers = parts
-        keys = {line.partition(":")[0].strip().lower() for line in trailers.splitlines()}
+        park = bool(trailers) and bool(
+            {line.partition(":")[0].strip().lower() for line in trailers.splitlines()}
+            & _PARK_KEYS)
         o = Oid.parse(oid)
         commits[o] = Commit(
             oid=o,
             parents=tuple(Oid(p) for p in parents.split()),
             tree=tree,
             date=int(date) if date.isdigit() else 0,
-            park_trailer=bool(keys & {"parked-reason", "unparked"}),
+            park_trailer=park,
             boundary=boundary,
         )
     return commits
@@ -157,18 +161,66 @@ def read_grafts(common_dir: Path) -> frozenset[str]:
 
 
 def walk_subgraph(root: Path, tips: Iterable[Oid], exclude: Sequence[str], *,
-                  grafts: frozenset[str] = frozenset(), timeout: float = 120) -> Subgraph:
-    """Walk every commit reachable from ``tips`` and not from ``exclude`` (refs or ids).
+                  grafts: frozenset[str] = frozenset(), timeout: float = 120,
+                  common_dir: Path | None = None) -> Subgraph:
+    """Walk every commit reachable from ``tips`` and not from ``exclude`` (object ids; refs are
+    accepted but then nothing is cached).
 
-    One ``git rev-list --boundary --stdin`` process. Raises :class:`GitError` on failure.
+    One ``git rev-list --boundary --stdin`` process. With ``common_dir`` the output is kept
+    (:mod:`~branchkeeper.state.walk_cache`) under a key of the exact input, so an identical
+    walk later costs no process; a repository with replace refs is never cached (they change
+    what a commit's parents are). Raises :class:`GitError` on failure.
     """
     tip_list = sorted(set(tips))
     if not tip_list:
         return Subgraph({}, grafts)
     lines = [*tip_list, *(f"^{x}" for x in exclude)]
     stdin = ("\n".join(lines) + "\n").encode()
+    from branchkeeper.state.walk_cache import load_walk, save_walk  # not on the hook path
+
+    key = None
+    if common_dir is not None and all(_is_oid(x) for x in exclude) \
+            and not _has_replace_refs(common_dir):
+        key = _walk_key(stdin, grafts)
+        cached = load_walk(common_dir, key)
+        if cached is not None:
+            with contextlib.suppress(ParseError):
+                return Subgraph(_parse(cached), grafts)
     out = run_git(
         ["rev-list", "--boundary", "--stdin", f"--format={_FORMAT}"],
         cwd=root, stdin=stdin, timeout=timeout,
     ).stdout
-    return Subgraph(_parse(out), grafts)
+    subgraph = Subgraph(_parse(out), grafts)
+    if key is not None and common_dir is not None:
+        save_walk(common_dir, key, out)
+    return subgraph
+
+
+def _is_oid(text: str) -> bool:
+    return len(text) in (40, 64) and all(c in "0123456789abcdef" for c in text)
+
+
+def _walk_key(stdin: bytes, grafts: frozenset[str]) -> bytes:
+    import hashlib
+
+    h = hashlib.blake2b(digest_size=32)
+    for part in (_FORMAT.encode(), stdin, "\n".join(sorted(grafts)).encode()):
+        h.update(len(part).to_bytes(8, "little"))
+        h.update(part)
+    return h.digest()
+
+
+def _has_replace_refs(common_dir: Path) -> bool:
+    """Whether any ``refs/replace/`` ref may exist (loose or packed; a reftable repository is
+    assumed to have some): no git process."""
+    if (common_dir / "reftable").exists():
+        return True
+    replace_dir = common_dir / "refs" / "replace"
+    with contextlib.suppress(OSError):
+        if any(replace_dir.iterdir()):
+            return True
+    try:
+        with open(common_dir / "packed-refs", "rb") as f:
+            return any(b" refs/replace/" in line for line in f)
+    except OSError:
+        return False

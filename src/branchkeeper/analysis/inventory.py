@@ -40,7 +40,7 @@ from branchkeeper.git.types import Oid
 from branchkeeper.model.records import BranchRecord, BranchState
 from branchkeeper.state.commit_cache import CommitCache
 from branchkeeper.state.config_cache import config_key
-from branchkeeper.state.inventory_cache import InventoryCache
+from branchkeeper.state.inventory_cache import InventoryCache, TipFacts
 from branchkeeper.state.last_sweep import refs_key, write_last_sweep
 
 if TYPE_CHECKING:
@@ -104,9 +104,10 @@ def build_inventory(
     now = clock.now() if now is None else now
     deadline = Deadline(None if budget_ms is None else budget_ms / 1000.0)
     notes: list[str] = []
-    table, default, worktrees, remotes = _read_refs(facts, config, notes)
-    remote_configured = remotes.configured
     cache = InventoryCache.load(facts.common_dir if use_cache else None)
+    table, default, worktrees, remotes = _read_refs(
+        facts, config, notes, cache.tip_facts() if cache.path is not None else None)
+    remote_configured = remotes.configured
     commits = CommitCache.load(facts.common_dir if use_cache else None, pid_mode=patch_id_mode())
     names = table.names()
     roles = _roles(names, config, default.name)
@@ -126,7 +127,8 @@ def build_inventory(
         created=_old_branch_dates(facts, config, table, roles, verdicts, default_tips, now,
                                   cache),
         lines=_lines_changed(facts.root, verdicts, cache),
-        behind_of=_behind_default(proved.history, verdicts, default, shallow=facts.shallow))
+        behind_of=_behind_default(facts.root, proved.history, verdicts, default,
+                                  default_bases, cache, shallow=facts.shallow))
     records = build_records(evidence)
     cache.save()
     commits.save()
@@ -147,16 +149,18 @@ def build_inventory(
 
 
 # -- read the refs ------------------------------------------------------------------------------
-def _read_refs(facts: RepoFacts, config: Config, notes: list[str]
-               ) -> tuple[RefTable, DefaultBranch, list[Worktree], RemoteConfig]:
+def _read_refs(facts: RepoFacts, config: Config, notes: list[str],
+               tip_facts: TipFacts | None) -> tuple[RefTable, DefaultBranch, list[Worktree],
+                                                    RemoteConfig]:
     """Every ref (one ``for-each-ref``), the default branch resolved from them, every worktree
     (one ``worktree list``) and what the configuration says of remotes (one ``config``:
     whether the configured remote exists, whether this is a partial clone). Repository-level
-    remarks are appended to ``notes``. Raises :class:`GitError` when the refs cannot be
-    listed."""
+    remarks are appended to ``notes``; ``tip_facts``: the cache of tip commits' facts (see
+    :func:`~branchkeeper.analysis.refs.read_refs`). Raises :class:`GitError` when the refs
+    cannot be listed."""
     root = facts.root
     remote = config.branches.remote
-    table = read_refs(root, remote)
+    table = read_refs(root, remote, tip_facts=tip_facts)
     default = resolve_default_branch(config.branches.default, table)
     worktrees = list_worktrees(facts)
     if not default.resolved:
@@ -249,7 +253,8 @@ def _prove(facts: RepoFacts, table: RefTable, names: list[str],
             merged_remote = {Oid(x) for x in out.split()}
         subgraph = walk_subgraph(
             root, judged | remote_tips | {b.oid for b in line_bases},
-            [b.ref for b in default_bases], grafts=read_grafts(facts.common_dir),
+            [b.oid for b in default_bases], grafts=read_grafts(facts.common_dir),
+            common_dir=facts.common_dir if cache.path is not None else None,
         )
     except GitError as exc:
         first = str(exc).splitlines()[0]
@@ -341,19 +346,43 @@ def _lines_changed(root: Path, verdicts: dict[Oid, TipVerdict], cache: Inventory
     return lines
 
 
-def _behind_default(history: BaseHistory | None, verdicts: dict[Oid, TipVerdict],
-                    default: DefaultBranch, *, shallow: bool) -> dict[Oid, int]:
+def _behind_default(root: Path, history: BaseHistory | None, verdicts: dict[Oid, TipVerdict],
+                    default: DefaultBranch, default_bases: list[Base], cache: InventoryCache,
+                    *, shallow: bool) -> dict[Oid, int]:
     """Commits behind the default branch per tip, exact, from the default branch's history:
     from the merge base (or the tip itself when it is proven an ancestor of the default
-    branch) when that commit is on its first-parent chain. None in a shallow clone."""
-    if history is None or shallow:
+    branch) when that commit is on its first-parent chain. Cached per (default tip, commit),
+    so a warm sweep, which reads no history, still has them; the history is read (one
+    ``rev-list``) only when some count is missing. None in a shallow clone."""
+    if shallow or not default_bases:
         return {}
-    out: dict[Oid, int] = {}
+    head = "+".join(b.oid for b in default_bases)
+    points: dict[Oid, Oid] = {}
     for t, v in verdicts.items():
         point = v.merge_base if v.merge_base is not None else (
             t if v.proof is not None and v.proof.base in default.refs else None)
         if point is not None:
-            n = history.behind(point)
-            if n is not None:
-                out[t] = n
+            points[t] = point
+    out: dict[Oid, int] = {}
+    todo: dict[Oid, Oid] = {}
+    for t, point in points.items():
+        key = f"behind:{head}:{point}"
+        if key in cache.counts:
+            cache.used_counts.add(key)
+            if cache.counts[key] >= 0:
+                out[t] = cache.counts[key]
+        else:
+            todo[t] = point
+    if todo and history is None:
+        try:
+            history = BaseHistory.read(root, [b.oid for b in default_bases])
+        except GitError:
+            return out
+    for t, point in todo.items():
+        n = history.behind(point) if history is not None else None
+        cache.counts[f"behind:{head}:{point}"] = -1 if n is None else n
+        cache.used_counts.add(f"behind:{head}:{point}")
+        cache.changed = True
+        if n is not None:
+            out[t] = n
     return out

@@ -115,19 +115,93 @@ def _parse_ref_records(data: bytes) -> list[RefInfo]:
     return out
 
 
-def read_refs(root: Path, remote: str, *, extra_patterns: Sequence[str] = ()) -> RefTable:
+class TipFactStore(Protocol):
+    """Where :func:`read_refs` keeps tip facts: ``tip -> [date or None, trailers, subject]``."""
+
+    def get(self, tip: str) -> list[Any] | None: ...
+
+    def put(self, tip: str, value: list[Any]) -> None: ...
+
+
+#: The lean listing: no field that makes git parse the commit.
+LEAN_FORMAT = "%(refname)%00%(objectname)%00%(objecttype)%00%(upstream)%00%(symref)%00%01"
+#: The same facts ``REF_FORMAT`` reads from a commit, as ``log`` prints them.
+_TIP_FORMAT = "%H%x00%ct%x00%(trailers:only=true,unfold=true)%x00%s%x00%x01"
+
+
+def _lean_records(root: Path, data: bytes, tip_facts: TipFactStore) -> list[RefInfo]:
+    """:func:`_parse_ref_records` for the lean listing, the commit facts from ``tip_facts``
+    (filled from one ``log --no-walk --stdin`` for the tips it lacks)."""
+    rows: list[list[str]] = []
+    chunks = data.split(_RECORD_END) if data else []
+    if chunks and chunks[-1] in (b"", b"\n"):
+        chunks.pop()
+    for chunk in chunks:
+        parts = chunk.decode("utf-8", "surrogateescape").split("\0")
+        if len(parts) != 5:
+            raise ParseError(f"for-each-ref: expected 5 fields, got {len(parts)}")
+        rows.append(parts)
+    facts: dict[str, list[Any]] = {}
+    missing: list[str] = []
+    for _, oid, otype, _, _ in rows:
+        if otype == "commit" and oid not in facts:
+            known = tip_facts.get(oid)
+            if known is None:
+                missing.append(oid)
+                facts[oid] = [None, "", ""]
+            else:
+                facts[oid] = known
+    if missing:
+        out = run_git(["log", "--no-walk=unsorted", "--stdin", f"--format={_TIP_FORMAT}"],
+                      cwd=root, stdin=("\n".join(missing) + "\n").encode()).stdout
+        for chunk in out.split(_RECORD_END):
+            parts = chunk.lstrip(b"\n").decode("utf-8", "surrogateescape").split("\0")
+            if len(parts) != 4:
+                continue
+            oid, when, text, subj = parts
+            value = [int(when) if when.strip().lstrip("-").isdigit() else None, text, subj]
+            facts[oid] = value
+            tip_facts.put(oid, value)
+    out_records: list[RefInfo] = []
+    for ref, oid, otype, up, symref in rows:
+        fact = facts.get(oid)
+        date: int | None = fact[0] if fact is not None and isinstance(fact[0], int) else None
+        trailers: str = fact[1] if fact is not None else ""
+        subject: str = fact[2] if fact is not None else ""
+        values = parse_trailers(trailers) if trailers else {}
+        out_records.append(RefInfo(
+            ref=ref, oid=Oid.parse(oid) if oid else None, objecttype=otype, date=date,
+            upstream=up, upstream_gone=False, symref=symref,
+            parked_reason="; ".join(values.get("parked-reason", [])),
+            parked_by="; ".join(values.get("parked-by", [])),
+            unparked="; ".join(values.get("unparked", [])), subject=subject))
+    return out_records
+
+
+def read_refs(root: Path, remote: str, *, extra_patterns: Sequence[str] = (),
+              tip_facts: TipFactStore | None = None) -> RefTable:
     """Read every ``refs/heads`` and ``refs/remotes/<remote>`` ref with ONE ``for-each-ref``.
 
-    ``root`` is any directory of the repository. Raises :class:`GitError` when git fails.
+    ``root`` is any directory of the repository. With ``tip_facts`` (a cache of each tip
+    commit's date, trailers and subject, which never change) the listing reads only names,
+    ids, types and upstreams, which costs git no commit parsing, and the facts of tips not in
+    the cache come from one ``log --no-walk --stdin`` (none on a warm run); a tip that is not
+    a commit (never judged) then has no subject. Raises
+    :class:`GitError` when git fails.
     """
     patterns = ["refs/heads", f"refs/remotes/{remote}", *extra_patterns]
-    out = run_git(["for-each-ref", f"--format={REF_FORMAT}", *patterns], cwd=root).stdout
+    if tip_facts is None:
+        out = run_git(["for-each-ref", f"--format={REF_FORMAT}", *patterns], cwd=root).stdout
+        records = _parse_ref_records(out)
+    else:
+        out = run_git(["for-each-ref", f"--format={LEAN_FORMAT}", *patterns], cwd=root).stdout
+        records = _lean_records(root, out, tip_facts)
     local: dict[str, RefInfo] = {}
     remote_refs: dict[str, RefInfo] = {}
     by_ref: dict[str, RefInfo] = {}
     remote_head = ""
     remote_prefix = f"refs/remotes/{remote}/"
-    for info in _parse_ref_records(out):
+    for info in records:
         by_ref[info.ref] = info
         if info.ref.startswith("refs/heads/"):
             local[info.ref[len("refs/heads/"):]] = info

@@ -8,16 +8,15 @@ from __future__ import annotations
 
 import shlex
 from collections.abc import Sequence
-from typing import Any
-
-from rich.console import Console
-from rich.table import Table
-from rich.text import Text
+from typing import TYPE_CHECKING, Any
 
 from branchkeeper.analysis.inventory import Inventory
 from branchkeeper.analysis.line_hints import line_hint
 from branchkeeper.analysis.lost_work import LostKind, LostWork
 from branchkeeper.model.records import BranchRecord, BranchState, CommandVerdict, Stage
+
+if TYPE_CHECKING:
+    from rich.console import Console
 
 JSON_VERSION = 1
 
@@ -173,6 +172,8 @@ def _age(r: BranchRecord) -> str:
 
 def _lost_section(console: Console, lost: Sequence[LostWork]) -> None:
     """LOST WORK RISK: each piece of local-only work with the command that secures it."""
+    from rich.text import Text
+
     only_branches = all(i.kind is LostKind.UNPUSHED_BRANCH for i in lost)
     console.print(Text(f"\nLOST WORK RISK: {lost_phrase(lost)} exist "
                        + ("nowhere but this clone" if only_branches else "only in this clone"),
@@ -200,6 +201,9 @@ def render_text(inv: Inventory, console: Console, *, show_all: bool = False,
     """The terminal report: LOST WORK RISK first (every kind of local-only work when ``lost``
     is given, else the branches the inventory found contained nowhere), then merged, dormant by
     stage, live, parked."""
+    from rich.table import Table
+    from rich.text import Text
+
     records = [r for r in inv.records if show_all or r.state is not BranchState.EXEMPT]
     d = inv.config.branches.dormancy
     head = Text()
@@ -308,6 +312,8 @@ SUPERSEDED_PATHS = 5
 
 def _render_superseded(records: list[BranchRecord], console: Console) -> None:
     """Superseded branches: what of each did not land, and the two ways out."""
+    from rich.text import Text
+
     rows = [r for r in records if r.state is BranchState.SUPERSEDED and r.superseded]
     if not rows:
         return
@@ -342,6 +348,8 @@ def _suggestions(inv: Inventory) -> dict[str, Any]:
 
 
 def _line_section(inv: Inventory, console: Console) -> None:
+    from rich.text import Text
+
     hint = line_hint(inv.records, inv.config.branches)
     if hint is None:
         return

@@ -22,10 +22,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-__all__ = ["InventoryCache"]
+__all__ = ["InventoryCache", "TipFacts"]
 
-CACHE_VERSION = 4
-_SECTIONS = ("range_pid", "counts", "verdicts", "pairs")
+CACHE_VERSION = 5
+_SECTIONS = ("range_pid", "counts", "verdicts", "pairs", "tips")
 
 
 @dataclass
@@ -39,11 +39,15 @@ class InventoryCache:
     verdicts: dict[str, list[Any]] = field(default_factory=dict)
     #: "<target>:<tip>" -> the outcome of merging tip into target
     pairs: dict[str, list[Any]] = field(default_factory=dict)
+    #: tip commit -> [committer date, trailers, subject]: what the sweep's lean ref listing
+    #: does not read (a commit's own facts never change)
+    tips: dict[str, list[Any]] = field(default_factory=dict)
     extra: dict[str, Any] = field(default_factory=dict)
     used_range: set[str] = field(default_factory=set)
     used_counts: set[str] = field(default_factory=set)
     used_verdicts: set[str] = field(default_factory=set)
     used_pairs: set[str] = field(default_factory=set)
+    used_tips: set[str] = field(default_factory=set)
     #: The keys of each map as read from the file (None: nothing was read), so that a run
     #: which neither added nor dropped an entry does not rewrite it (a warm sweep at 5,000
     #: branches would spend ~80 ms encoding and writing the same 2 MB).
@@ -76,12 +80,16 @@ class InventoryCache:
             counts={k: v for k, v in section("counts").items() if isinstance(v, int)},
             verdicts={k: v for k, v in section("verdicts").items() if isinstance(v, list)},
             pairs={k: v for k, v in section("pairs").items() if isinstance(v, list)},
+            tips={k: v for k, v in section("tips").items()
+                  if isinstance(v, list) and len(v) == 3},
             extra=section("extra"),
         )
-        sizes = (len(cache.range_pid), len(cache.counts), len(cache.verdicts), len(cache.pairs))
+        sizes = (len(cache.range_pid), len(cache.counts), len(cache.verdicts), len(cache.pairs),
+                 len(cache.tips))
         if all(len(section(name)) == size for name, size in zip(_SECTIONS, sizes, strict=True)):
             cache.loaded = (frozenset(cache.range_pid), frozenset(cache.counts),
-                            frozenset(cache.verdicts), frozenset(cache.pairs))
+                            frozenset(cache.verdicts), frozenset(cache.pairs),
+                            frozenset(cache.tips))
         return cache
 
     # -- the verdict and pair sections -----------------------------------------------------------
@@ -114,11 +122,16 @@ class InventoryCache:
         self.used_pairs.add(key)
         self.changed = True
 
+    def tip_facts(self) -> TipFacts:
+        """The ``tips`` section as the lean ref listing reads and fills it."""
+        return TipFacts(self)
+
     def save(self) -> None:
         """Write the entries this run used, atomically; errors are ignored (it is a cache)."""
         if self.path is None:
             return
-        used = (self.used_range, self.used_counts, self.used_verdicts, self.used_pairs)
+        used = (self.used_range, self.used_counts, self.used_verdicts, self.used_pairs,
+                self.used_tips)
         # Entries are only ever added for missing keys (or replaced when their stamp changed,
         # which sets ``changed``), so equal key sets mean equal maps.
         if not self.changed and self.loaded is not None \
@@ -133,6 +146,7 @@ class InventoryCache:
             "counts": {k: self.counts[k] for k in self.used_counts if k in self.counts},
             "verdicts": {k: self.verdicts[k] for k in self.used_verdicts if k in self.verdicts},
             "pairs": {k: self.pairs[k] for k in self.used_pairs if k in self.pairs},
+            "tips": {k: self.tips[k] for k in self.used_tips if k in self.tips},
             "extra": self.extra,
         }
         tmp = None
@@ -149,3 +163,22 @@ class InventoryCache:
             if tmp is not None:
                 with contextlib.suppress(OSError):
                     os.unlink(tmp)
+
+
+class TipFacts:
+    """A mapping view of :attr:`InventoryCache.tips` that records what a run read or added
+    (``tip -> [date, trailers, subject]``)."""
+
+    def __init__(self, cache: InventoryCache) -> None:
+        self._cache = cache
+
+    def get(self, tip: str) -> list[Any] | None:
+        value = self._cache.tips.get(tip)
+        if value is not None:
+            self._cache.used_tips.add(tip)
+        return value
+
+    def put(self, tip: str, value: list[Any]) -> None:
+        self._cache.tips[tip] = value
+        self._cache.used_tips.add(tip)
+        self._cache.changed = True

@@ -86,9 +86,8 @@ def _inventory(facts_dir: Path | None, args: argparse.Namespace | None, *, budge
         assert facts_dir is not None
         facts = repo_facts(facts_dir)
         config = load_config_cached(facts.main_root, facts.common_dir)
-    err = stderr_console()
-    if err.is_terminal:
-        with err.status("classifying branches...", spinner="dots"):
+    if sys.stderr.isatty():  # rich only for a person watching: pipes and --json never load it
+        with stderr_console().status("classifying branches...", spinner="dots"):
             return build_inventory(facts, config, budget_ms=budget_ms, use_cache=use_cache)
     return build_inventory(facts, config, budget_ms=budget_ms, use_cache=use_cache)
 
