@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from branchkeeper.adapters.cli import main
+from branchkeeper.adapters.hosts import HOSTS as HOSTS_BY_NAME
 from branchkeeper.policy.command import decide_command
 from branchkeeper.policy.tamper import config_not_weaker, decide_write
 from tests.gitrepo import GitRepo
@@ -61,6 +62,8 @@ ASKED = [
     "rm .git/branchkeeper/journal.jsonl", "git gc --prune=now", "git prune",
     "git reflog expire --expire-unreachable=now --all", "git reflog delete HEAD@{1}",
     "echo > .git/packed-refs", "sed -i /branchkeeper/d .git/config",
+    # spelled so that no protected name appears as such in the text
+    "echo x > .cl''aude/settings.json", "echo x > .branch\\keeper.yaml",
 ]
 FREE = ["cat .branchkeeper.yaml", "grep cap .branchkeeper.yaml", "git diff .branchkeeper.yaml",
         "git config --get branch.main.branchkeeperCreator", "git config user.name x", "git gc",
@@ -72,6 +75,39 @@ FREE = ["cat .branchkeeper.yaml", "grep cap .branchkeeper.yaml", "git diff .bran
 def test_shell_routes_are_asked(repo: GitRepo, command: str) -> None:
     d = decide_command(command, cwd=str(repo.path))
     assert (d.verdict.value, d.rule_id) == ("ask", TAMPER), d.text
+
+
+@pytest.mark.parametrize("command", ASKED)
+def test_the_hook_never_skips_a_tamper_route(repo: GitRepo, command: str) -> None:
+    """Neither of the hook's shortcuts (the raw-bytes fast path of every host, and
+    ``needs_guard``) answers a protected route without the guard."""
+    from branchkeeper.adapters.hooks.fast import silent
+    from branchkeeper.adapters.hooks.glue import needs_guard
+    from tests.hostutil import CASES
+
+    assert needs_guard(command, cwd=str(repo.path))
+    for case in CASES:
+        event, payload = case.pre(str(repo.path), command)
+        spec = HOSTS_BY_NAME[case.name]().FAST.get(event)
+        if spec is not None:
+            assert silent(json.dumps(payload).encode(), spec) is None, (case.name, event)
+
+
+def test_a_relative_write_inside_a_protected_directory(repo: GitRepo) -> None:
+    """Run inside ``.claude`` (or the common dir), a write names no protected word; the
+    directory does, so the hook's shortcuts pass it on and the write is asked."""
+    from branchkeeper.adapters.hooks.fast import silent
+    from branchkeeper.adapters.hooks.glue import needs_guard
+    from tests.hostutil import claude_pre
+
+    for where, command in ((".claude", "echo x > settings.json"), (".git", "echo x > packed-refs")):
+        cwd = str(repo.path / where)
+        d = decide_command(command, cwd=cwd)
+        assert (d.verdict.value, d.rule_id) == ("ask", TAMPER), where
+        assert needs_guard(command, cwd=cwd)
+        _, payload = claude_pre(cwd, command)
+        assert silent(json.dumps(payload).encode(), HOSTS_BY_NAME["claude"]().FAST["PreToolUse"]) is None
+    assert decide_command("echo x > notes.txt", cwd=str(repo.path)).verdict.value == "allow"
 
 
 @pytest.mark.parametrize("command", FREE)
@@ -186,25 +222,92 @@ def test_patch_tools(repo: GitRepo) -> None:
     assert decide_patch("*** Update File: src/a.py\n", cwd=str(repo.path)) is ALLOW
 
 
-@pytest.mark.parametrize("host", ["codex", "gemini"])
-def test_other_hosts_file_writes(repo: GitRepo, host: str) -> None:
-    """Codex's apply_patch and Gemini's write_file reach the tamper rule through their own
-    PreToolUse/BeforeTool entries; Codex has no working ask, so it gets a deny that says to ask
-    a human (its adapter renders the neutral ask); Gemini the same."""
-    from tests.hostutil import codex_pre, fire, gemini_pre, install
+#: Each host's file-write tool event before it runs: (tool name in the text, payload changes).
+def _write_event(host: str, cwd: str, cfg: str) -> tuple[str, str, dict[str, object]]:
+    from tests import hostutil as H
+
+    body = "branches: {}\n"
+    if host == "claude":
+        event, p = H.claude_pre(cwd, "ignored")
+        return "Write", event, {**p, "tool_name": "Write",
+                                "tool_input": {"file_path": cfg, "content": body}}
+    if host == "codex":
+        event, p = H.codex_pre(cwd, "ignored")
+        return "apply_patch", event, {**p, "tool_name": "apply_patch", "tool_input": {
+            "command": f"*** Begin Patch\n*** Update File: {cfg}\n@@\n-x\n+y\n*** End Patch\n"}}
+    if host == "cursor":
+        _, p = H.cursor_pre(cwd, "ignored")
+        p = {k: v for k, v in p.items() if k not in ("command", "sandbox")}
+        return "Write", "preToolUse", {**p, "hook_event_name": "preToolUse", "tool_name": "Write",
+                                       "tool_input": {"file_path": cfg, "content": body}}
+    if host == "gemini":
+        event, p = H.gemini_pre(cwd, "ignored")
+        return "write_file", event, {**p, "tool_name": "write_file",
+                                     "tool_input": {"file_path": cfg, "content": body}}
+    event, p = H.copilot_pre(cwd, "ignored")
+    return "create", event, {**p, "toolName": "create",
+                             "toolArgs": {"path": cfg, "file_text": body}}
+
+
+def _wire(host: str, event: str, text: str) -> object:
+    """What ``host`` must read back for an ask whose text is ``text`` on ``event``: the question
+    itself where the host puts it to the person, else a deny that says to ask a human."""
+    from branchkeeper.adapters.codex.wire import ASK_NOTE as CODEX
+    from branchkeeper.adapters.cursor.wire import ASK_NOTE as CURSOR
+    from branchkeeper.adapters.gemini.wire import ASK_NOTE as GEMINI
+
+    if host == "claude":
+        return {"hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionDecision": "ask",
+                                       "permissionDecisionReason": text}}
+    if host == "codex":
+        return {"hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionDecision": "deny",
+                                       "permissionDecisionReason": f"{text}\n\n{CODEX}"}}
+    if host == "cursor":
+        if event == "beforeShellExecution":
+            return {"permission": "ask", "user_message": text, "agent_message": text}
+        denied = f"{text}\n\n{CURSOR}"
+        return {"permission": "deny", "user_message": denied, "agent_message": denied}
+    if host == "gemini":
+        return {"decision": "deny", "reason": f"{text}\n\n{GEMINI}"}
+    return {"permissionDecision": "ask", "permissionDecisionReason": text}
+
+
+HOSTS = ["claude", "codex", "cursor", "gemini", "copilot"]
+
+
+@pytest.mark.parametrize("host", HOSTS)
+def test_every_host_shell_route(repo: GitRepo, host: str) -> None:
+    """The bypass's first step through each installed host's shell-tool event: asked where the
+    host asks a person (Claude Code, Cursor before a shell command, Copilot), else denied with
+    the words to ask a human; and the same command text as ``check`` gives."""
+    from tests.hostutil import CASES, fire, install
+
+    install(repo.path, host)
+    command = "printf 'branches:\\n  force_removal:\\n    mode: off\\n' > .branchkeeper.yaml"
+    text = decide_command(command, cwd=str(repo.path)).text
+    case = next(c for c in CASES if c.name == host)
+    event, payload = case.pre(str(repo.path), command)
+    done = fire(repo.path, host, event, payload)
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout) == _wire(host, event, text)
+
+
+@pytest.mark.parametrize("host", HOSTS)
+def test_every_host_file_write(repo: GitRepo, host: str) -> None:
+    """Each host's file-write tool (Claude Code's Write, Codex's apply_patch, Cursor's Write,
+    Gemini's write_file, Copilot's create) reaches the tamper rule through the entry
+    ``install`` wrote, before the write runs; a write elsewhere stays silent."""
+    from tests.hostutil import CASES, fire, install
 
     install(repo.path, host)
     cfg = str(repo.path / ".branchkeeper.yaml")
-    if host == "codex":
-        event, payload = codex_pre(str(repo.path), "ignored")
-        payload = {**payload, "tool_name": "apply_patch", "tool_input": {
-            "command": f"*** Begin Patch\n*** Update File: {cfg}\n@@\n-x\n+y\n*** End Patch\n"}}
-    else:
-        event, payload = gemini_pre(str(repo.path), "ignored")
-        payload = {**payload, "tool_name": "write_file",
-                   "tool_input": {"file_path": cfg, "content": "branches: {}\n"}}
+    tool, event, payload = _write_event(host, str(repo.path), cfg)
+    text = decide_write(cfg, cwd=str(repo.path), content=None, tool=tool, home=str(Path.home()),
+                        env=os.environ).text
     done = fire(repo.path, host, event, payload)
-    assert done.returncode in (0, 2), done.stderr
-    out = done.stdout.decode() + done.stderr.decode()
-    assert "R-BRANCHKEEPER-TAMPER" in out and "deny" in out.lower(), out
-    assert "ask a human" in out.lower() or "Ask a human" in out, out
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout) == _wire(host, event, text)
+    elsewhere = json.loads(json.dumps(payload).replace(".branchkeeper.yaml", "notes.md"))
+    quiet = fire(repo.path, host, event, elsewhere)
+    silent = next(c for c in CASES if c.name == host).silent
+    assert (quiet.returncode, quiet.stdout) == (0, silent), quiet.stderr

@@ -67,9 +67,9 @@ def test_scan_gives_up_on_anything_else(data: bytes) -> None:
     assert scan(data, WANTED) is None
 
 
-def _pre(command: object, tool: object = "Bash", **extra: object) -> bytes:
-    return json.dumps({"session_id": "s", "cwd": "/r", "tool_name": tool,
-                       "tool_input": {"command": command}, **extra}).encode()
+def _pre(command: object, tool: object = "Bash", cwd: str = "/r") -> bytes:
+    return json.dumps({"session_id": "s", "cwd": cwd, "tool_name": tool,
+                       "tool_input": {"command": command}}).encode()
 
 
 @pytest.mark.parametrize(("data", "answer"), [
@@ -90,8 +90,16 @@ def _pre(command: object, tool: object = "Bash", **extra: object) -> bytes:
     (_pre("ls", tool="Agent"), None),
     (b'{"tool_name":"Bash","tool_input":{"command":"ls"},"tool_input":{"command":"git x"}}',
      None),
-    (b'{"tool_name":"Bash","tool_input":{"command":"git x"},"tool_input":{"command":"ls"}}',
-     b""),
+    (b'{"cwd":"/r","tool_name":"Bash","tool_input":{"command":"git x"},'
+     b'"tool_input":{"command":"ls"}}', b""),
+    # what R-BRANCHKEEPER-TAMPER protects: named in the command, or the directory it runs in
+    (_pre("echo x > .claude/settings.json"), None),
+    (_pre("echo x > .branchkeeper.yaml"), None),
+    (_pre("branchkeeper uninstall"), None),
+    (_pre("ls", cwd="/r/.git"), None),
+    (_pre("echo x > settings.json", cwd="/r/.claude"), None),
+    (b'{"tool_name":"Bash","tool_input":{"command":"ls"}}', None),  # no cwd: full path
+    (b'{"cwd":5,"tool_name":"Bash","tool_input":{"command":"ls"}}', None),
 ])
 def test_silent_answers_only_a_command_the_guard_has_nothing_in(data: bytes,
                                                                 answer: bytes | None) -> None:

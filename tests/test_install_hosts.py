@@ -56,10 +56,12 @@ def test_cursor_flat_entries(repo: GitRepo) -> None:
     assert bk("install", "--host", "cursor", cwd=repo.path).returncode == 0
     data = json.loads((repo.path / ".cursor" / "hooks.json").read_text())
     assert data["version"] == 1
-    assert [(e, data["hooks"][e]) for e, _, _ in CURSOR_SPECS][:3] == [
+    assert [(e, data["hooks"][e]) for e, _, _ in CURSOR_SPECS][:4] == [
         ("sessionStart", [{"command": "branchkeeper-hook cursor sessionStart", "timeout": 15}]),
         ("beforeShellExecution", [{"command": "branchkeeper-hook cursor beforeShellExecution",
                                    "timeout": 10}]),
+        ("preToolUse", [{"command": "branchkeeper-hook cursor preToolUse", "matcher": "Write",
+                         "timeout": 10}]),
         ("postToolUse", [{"command": "branchkeeper-hook cursor postToolUse", "matcher": "Shell",
                           "timeout": 30}])]
 
@@ -81,7 +83,7 @@ def test_copilot_file_of_its_own(repo: GitRepo) -> None:
     assert data["version"] == 1 and list(data["hooks"]) == [e for e, _, _ in COPILOT_SPECS]
     assert data["hooks"]["preToolUse"] == [{"type": "command",
                                             "bash": "branchkeeper-hook copilot preToolUse",
-                                            "matcher": "bash", "timeoutSec": 10}]
+                                            "matcher": "bash|create|edit", "timeoutSec": 10}]
 
 
 FOREIGN: dict[str, dict[str, Any]] = {

@@ -19,11 +19,12 @@ from branchkeeper.errors import ConfigError
 
 HOST = "copilot"
 FILE_NAME = "branchkeeper.json"
-#: (event, matcher or None, timeout in seconds); only preToolUse takes a tool matcher.
+#: (event, matcher or None, timeout in seconds); only preToolUse takes a tool matcher: the
+#: shell tool (the command guard) and the file-write tools ``create``/``edit`` (the tamper rule).
 HOOK_SPECS: tuple[Spec, ...] = (
     ("sessionStart", None, 15),
     ("userPromptSubmitted", None, 5),
-    ("preToolUse", "bash", 10),
+    ("preToolUse", "bash|create|edit", 10),
     ("postToolUse", None, 30),
     ("postToolUseFailure", None, 30),
     ("agentStop", None, 15),

@@ -1,6 +1,7 @@
 """Cursor as a :class:`~branchkeeper.adapters.hooks.host.Host` (issue 14).
 
-Events registered: sessionStart, beforeShellExecution (the command guard), postToolUse and
+Events registered: sessionStart, beforeShellExecution (the command guard), preToolUse on
+``Write`` (the tamper rule on file writes), postToolUse and
 postToolUseFailure on ``Shell`` (records), afterFileEdit (touches), beforeSubmitPrompt (turns),
 stop (the Stop guard), subagentStart (a named new branch for a sub-agent) and sessionEnd. Not
 subagentStop: its input does not say which sub-agent stopped, so its parent's stop judges.

@@ -15,10 +15,12 @@ from branchkeeper.adapters.hooks.install import Change, Spec, hook_command, merg
 from branchkeeper.errors import ConfigError
 
 HOST = "cursor"
-#: (event, matcher or None, timeout in seconds). ``postToolUse`` matches the tool type.
+#: (event, matcher or None, timeout in seconds). ``preToolUse`` and ``postToolUse`` match the
+#: tool type (``preToolUse`` on ``Write``: the tamper rule judges a file write before it runs).
 HOOK_SPECS: tuple[Spec, ...] = (
     ("sessionStart", None, 15),
     ("beforeShellExecution", None, 10),
+    ("preToolUse", "Write", 10),
     ("postToolUse", "Shell", 30),
     ("postToolUseFailure", "Shell", 30),
     ("afterFileEdit", None, 30),

@@ -1,6 +1,7 @@
 """The no-git fast path, decided from the raw stdin bytes (issue 16): a shell command that
-mentions none of ``git``, ``rm``, ``-delete``, ``unlink``, ``shred`` and could not spell them
-is answered before ``json`` (and with it ``re``) is imported.
+mentions none of ``git``, ``rm``, ``-delete``, ``unlink``, ``shred`` and could not spell them,
+names nothing ``R-BRANCHKEEPER-TAMPER`` protects and does not run inside such a directory, is
+answered before ``json`` (and with it ``re``) is imported.
 
 Sound only where the bytes say the same as the decoded JSON would, so it applies only when
 the payload holds **no backslash at all** (no JSON escape, so every string is the literal bytes
@@ -26,8 +27,16 @@ GUARD_WORDS = ("git", "rm", "-delete", "unlink", "shred")
 HIDDEN_SPELLING = "\\'\"$`?*[{"
 #: Only a person at a terminal consents to an unproven deletion; the guard says so.
 CONSENT_FLAG = "--allow-unproven"
+#: Text that every path ``R-BRANCHKEEPER-TAMPER`` protects holds (issue 19: the policy, each
+#: host's hook files, git's hook, the records under the common dir, the user-level config;
+#: ``branchkeeper install``/``uninstall`` too): a command naming one, or run in a directory
+#: whose path holds one (a relative write there needs no such word), goes to the guard.
+PROTECTED_HINTS = ("branchkeeper", ".claude", ".codex", ".cursor", ".gemini", ".github",
+                   ".copilot", "hooks", ".git/", "/.git", "plugin.json")
 
-_WORDS = tuple(w.encode() for w in GUARD_WORDS)
+_WORDS = tuple(w.encode() for w in (*GUARD_WORDS, *PROTECTED_HINTS))
+_HINTS = tuple(w.encode() for w in PROTECTED_HINTS)
+_CWD = (b"cwd",)
 _HIDDEN = frozenset(HIDDEN_SPELLING.encode())
 _CONSENT = CONSENT_FLAG.encode()
 _SPACE = frozenset(b" \t\r\n")
@@ -144,12 +153,13 @@ def silent(data: bytes, spec: "FastSpec") -> "bytes | None":
 
     ``spec``: (tool-name key or None, the shell tool's names, command key path, ``"pre"`` or
     ``"post"``, silent bytes, tool names with nothing to judge or record). Before a tool, the
-    command must hold none of :data:`GUARD_WORDS`, :data:`CONSENT_FLAG` and
-    :data:`HIDDEN_SPELLING`; after a tool, no ``git`` (nothing else is recorded).
+    command must hold none of :data:`GUARD_WORDS`, :data:`PROTECTED_HINTS`,
+    :data:`CONSENT_FLAG` and :data:`HIDDEN_SPELLING`, and the payload's ``cwd`` must be a string
+    holding no :data:`PROTECTED_HINTS`; after a tool, no ``git`` (nothing else is recorded).
     """
     tool_key, tools, command_path, when, quiet, ignored = spec
     command_key = tuple(k.encode() for k in command_path)
-    wanted = {command_key}
+    wanted = {command_key, _CWD}
     tool_path = (tool_key.encode(),) if tool_key is not None else None
     if tool_path is not None:
         wanted.add(tool_path)
@@ -170,4 +180,7 @@ def silent(data: bytes, spec: "FastSpec") -> "bytes | None":
         return None
     if when == "post":
         return None if b"git" in command else quiet
+    cwd = found.get(_CWD)
+    if cwd is None or cwd == NOT_STRING or any(h in cwd for h in _HINTS):
+        return None
     return None if _risky(command) else quiet

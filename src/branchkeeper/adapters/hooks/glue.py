@@ -21,7 +21,12 @@ from __future__ import annotations
 import os
 import time
 
-from branchkeeper.adapters.hooks.fast import CONSENT_FLAG, GUARD_WORDS, HIDDEN_SPELLING
+from branchkeeper.adapters.hooks.fast import (
+    CONSENT_FLAG,
+    GUARD_WORDS,
+    HIDDEN_SPELLING,
+    PROTECTED_HINTS,
+)
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -60,6 +65,11 @@ class HookVerdict:
 _HIDDEN_SPELLING = frozenset(HIDDEN_SPELLING)
 
 
+def _names_protected(text: str) -> bool:
+    """Whether ``text`` (a command, a path) holds a :data:`PROTECTED_HINTS` word."""
+    return any(h in text for h in PROTECTED_HINTS)
+
+
 def might_matter(command: str) -> bool:
     """The textual pre-check: False only when ``command`` mentions none of
     :data:`~branchkeeper.adapters.hooks.fast.GUARD_WORDS` (``git``, ``rm``, find's
@@ -85,8 +95,10 @@ READ_ONLY_GIT = frozenset({
 
 
 def needs_guard(command: str, *, cwd: str) -> bool:
-    """Whether the command guard has anything to judge in ``command``. False for a command that
-    mentions neither ``git`` nor ``rm`` and could not spell them (textual fast path, no parse),
+    """Whether the command guard has anything to judge in ``command``. True whenever the
+    command, ``cwd``, or (after quote removal) a word, directory or redirect of it names
+    something ``R-BRANCHKEEPER-TAMPER`` protects (:data:`PROTECTED_HINTS`). False for a command
+    that mentions neither ``git`` nor ``rm`` and could not spell them (textual fast path, no parse),
     and for a fully parsed command whose every git invocation is a :data:`READ_ONLY_GIT`
     subcommand that exports nothing and sets no variable, with no ``rm`` and no command name
     from an expansion (the
@@ -95,6 +107,8 @@ def needs_guard(command: str, *, cwd: str) -> bool:
     guard (``branchkeeper check``) would refuse."""
     if CONSENT_FLAG in command:
         return True  # only a person at a terminal consents; the guard says so
+    if _names_protected(command) or _names_protected(cwd):
+        return True  # R-BRANCHKEEPER-TAMPER reads every path the command writes
     if not might_matter(command):
         return False
     from branchkeeper.shell.gitargv import config_from_env, evacuation
@@ -108,6 +122,9 @@ def needs_guard(command: str, *, cwd: str) -> bool:
     for inv in parsed.invocations:
         if rm_operands(inv) or inv.dynamic_args[:1] == (True,):
             return True
+        if any(_names_protected(w) for w in (*inv.argv, inv.cwd or "",
+                                             *(r.path or r.body or "" for r in inv.redirects))):
+            return True  # spelled with quotes or escapes: `echo > .cl''aude/settings.json`
         g = git_invocation(inv)
         if g is None:
             continue
@@ -178,17 +195,12 @@ def bash_verdict(event: HookEvent) -> HookVerdict | None:
                                          evacuations=tuple(records)))
 
 
-#: Text every path ``R-BRANCHKEEPER-TAMPER`` protects contains one of (the fast path).
-_PROTECTED_HINTS = ("branchkeeper", ".claude", ".codex", ".cursor", ".gemini", ".github",
-                    ".copilot", "hooks", ".git/", "/.git", "plugin.json")
-
-
 def write_verdict(event: HookEvent) -> HookVerdict | None:
     """Before a file-write tool (any host's: the neutral event lists the paths it writes, with
     a whole-file write's new content): :func:`branchkeeper.policy.tamper.decide_write` for each
     path (issue 19). A tool that writes no path naming anything protected is answered without
     importing the guard."""
-    writes = [w for w in event.writes if any(h in w.path for h in _PROTECTED_HINTS)]
+    writes = [w for w in event.writes if _names_protected(w.path)]
     if not writes:
         return None
     from branchkeeper.adapters.hooks.event import WRITE
