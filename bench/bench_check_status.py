@@ -4,7 +4,9 @@ Issue 17, section 3: the median `check` time for a command that needs a `git sta
 get worse. Each command is decided by a fresh `python -m branchkeeper check` process (what a
 person or the hook pays), alternately with this checkout's code and with the baseline's
 (`git archive BASELINE src`, default `main`), in a small repository with uncommitted work, so
-both see the same machine load. Prints median and p90 seconds of each and their ratio.
+both see the same machine load. Prints median and p90 seconds of each and their ratio; then
+the modules the PreToolUse hook imports for commands it answers without git (the no-git path,
+which must not import more), baseline and this checkout.
 
 Run: ``nice -n 10 .venv/bin/python bench/bench_check_status.py [--runs 31] [--baseline main]``.
 """
@@ -66,6 +68,30 @@ def _time(src: Path | None, repo: Path, command: str) -> float:
     return time.perf_counter() - t
 
 
+#: Commands the hook answers without starting git: from the raw bytes, and after a parse.
+NO_GIT = ["ls -la", "make test && pytest -q", "git status", "git log --oneline -5"]
+_LIST_IMPORTS = (
+    "import sys\n"
+    "before = set(sys.modules)\n"
+    "from branchkeeper.adapters.hookrun import run\n"
+    "code = run('claude', 'PreToolUse')\n"
+    "sys.stderr.write(repr(len(set(sys.modules) - before)))\n")
+
+
+def _imports(src: Path | None, repo: Path, command: str) -> int:
+    """How many modules the Claude Code PreToolUse hook imports to answer ``command``."""
+    import json
+
+    env = dict(os.environ)
+    if src is not None:
+        env["PYTHONPATH"] = str(src)
+    payload = {"session_id": "s", "cwd": str(repo), "tool_name": "Bash",
+               "tool_input": {"command": command}}
+    done = subprocess.run([sys.executable, "-c", _LIST_IMPORTS], env=env, cwd=repo,
+                          input=json.dumps(payload).encode(), capture_output=True, check=True)
+    return int(done.stderr.decode().strip().splitlines()[-1])
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--runs", type=int, default=31)
@@ -85,6 +111,9 @@ def main() -> int:
         o90 = statistics.quantiles(old, n=10)[-1]
         n90 = statistics.quantiles(new, n=10)[-1]
         print(f"{command:<24} {o:>15.3f}s {o90:>6.3f}s {n:>11.3f}s {n90:>6.3f}s {n / o:>6.2f}")
+    print(f"\n{'hook, no git path':<24} {'baseline modules':>16} {'this':>7}")
+    for command in NO_GIT:
+        print(f"{command:<24} {_imports(base, repo, command):>16} {_imports(None, repo, command):>7}")
     return 0
 
 

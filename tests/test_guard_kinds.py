@@ -80,6 +80,8 @@ KINDS: list[tuple[str, tuple[str, str], tuple[str, str]]] = [
     ("printf '%s\\n' -delete | xargs find .", (D, RMW), ASKED), ("printf 'reset --hard' | xargs git", (D, UNP), (D, UNP)),
     ("echo 'git reset --hard' > /tmp/rc; bash --rcfile /tmp/rc -i s.sh", (D, UNP), (D, UNP)),
     ("find {W}/kinds -depth -delete", (D, RMW), ASKED), ("rm -rf /*/*", (D, UNP), (D, UNP)),
+    ("f0() { rm -rf src; }; " + "".join(f"f{i}() {{ {'; '.join([f'f{i - 1}'] * 6)}; }}; " for i in range(1, 9)) + "f8",
+     (D, UNP), (D, UNP)),
     # harmless commands it used to deny, and misreads
     ("rm -rf $TMPDIR/build", A, A), ('rm -rf "$HOME/tmp/x"', A, A), ("find . -exec echo -delete \\; -print", A, A),
     ("find . -gid -delete", A, A), ("git restore --help", A, A), ("git restore -h", A, A),

@@ -404,3 +404,16 @@ def test_bash_language_loaded_without_the_package_init() -> None:
     text = b"cd x && git -C y switch -c 'z' | cat <<EOF\nbody\nEOF\n"
     assert str(tree_sitter.Parser(ours).parse(text).root_node) == \
         str(tree_sitter.Parser(theirs).parse(text).root_node)
+
+
+def test_function_calls_that_multiply_are_cut() -> None:
+    """Each call walks the function's body again: six calls a level over eight levels would be
+    1.7 million commands (a peer's test). The walk stops at MAX_INVOCATIONS and says why."""
+    from branchkeeper.shell.walk import MAX_INVOCATIONS
+
+    levels = "".join(f"f{i}() {{ {'; '.join([f'f{i - 1}'] * 6)}; }}; " for i in range(1, 9))
+    parsed = parse_command("f0() { rm -rf build; }; " + levels + "f8", cwd="/r")
+    assert parsed.unparsed and parsed.unparsed_reason == "shell functions that run too many commands"
+    assert len(parsed.invocations) <= MAX_INVOCATIONS + 6 * 8  # the calls still pending
+    few = parse_command("f() { rm -rf build; }; " + "f; " * 300, cwd="/r")
+    assert not few.unparsed and [i.argv for i in few.invocations].count(("rm", "-rf", "build")) == 300

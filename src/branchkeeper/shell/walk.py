@@ -17,6 +17,10 @@ from branchkeeper.shell.words import Word, node_text, parse_redirect_op, word_va
 from branchkeeper.shell.wrappers import Special, classify_special
 
 MAX_DEPTH = 12  # nested `bash -c` / eval / heredoc-to-shell levels
+#: Most simple commands one parse yields. Only function calls multiply them (each call walks the
+#: body again: six calls per level over eight levels would be 1.7 million), so a call past this
+#: is not walked and the parse is cut, as for nesting too deep.
+MAX_INVOCATIONS = 1000
 _PIPE_OPS = frozenset({"|", "|&"})
 _SEQ_OPS = frozenset({"&&", "||", ";", "&", ";;", ";&", ";;&", "\n"})
 _REDIRECTS = frozenset({"file_redirect", "heredoc_redirect", "herestring_redirect"})
@@ -392,6 +396,10 @@ def run_function(inv: Inv, scope: Scope, ctx: Ctx, inh: Inherit) -> list[Inv]:
     body, src = scope.functions[inv.words[0].value]
     if ctx.depth >= MAX_DEPTH:
         ctx.reasons.append("commands nested too deeply")
+        return []
+    if len(ctx.out) >= MAX_INVOCATIONS:
+        if "shell functions that run too many commands" not in ctx.reasons:
+            ctx.reasons.append("shell functions that run too many commands")
         return []
     sub = Ctx(src, ctx.out, ctx.reasons, ctx.depth + 1, ctx.parse)
     outs = tuple(r for r in inv.redirects if r.op not in ("<", "<<", "<<-", "<<<", "<&"))
