@@ -737,9 +737,10 @@ def test_peer_corpus_whole(peer_worlds: peer_oracle.Worlds) -> None:
     assert harmless_denied <= HARMLESS_DENIED_CEILING
 
 
-#: Harmless command x world pairs of the whole corpus the guard denies (docs/guard.md explains
-#: the kinds: commands it cannot read, tags it cannot see pushed, rm -rf / beside work at risk).
-HARMLESS_DENIED_CEILING = 10_000
+#: Harmless command x world pairs of the whole corpus the guard denies or asks about, as
+#: docs/guard.md reports them by rule (commands it cannot read, tags it cannot see pushed,
+#: rm -rf / beside work at risk).
+HARMLESS_DENIED_CEILING = 785
 
 
 def test_peer_oracle_reproduces(peer_worlds: peer_oracle.Worlds) -> None:
