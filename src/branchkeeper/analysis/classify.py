@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING
 from branchkeeper.analysis.dispositions import command_verdicts, superseded_reason
 from branchkeeper.analysis.proofrun import TipVerdict
 from branchkeeper.analysis.reflog_dates import had_work
+from branchkeeper.git.repo import branch_worktrees
 from branchkeeper.git.run import run_git
 from branchkeeper.git.types import Oid
 from branchkeeper.model.records import (
@@ -89,10 +90,10 @@ def number_token(name: str, subject: str) -> str | None:
 
 
 def _stage(age: float, config: Config) -> Stage | None:
-    return _stager(config)(age)
+    return stager(config)(age)
 
 
-def _stager(config: Config) -> Callable[[float], Stage | None]:
+def stager(config: Config) -> Callable[[float], Stage | None]:
     """The dormancy stage of an age in days, thresholds read once (a loop over thousands)."""
     d = config.branches.dormancy
     mode = d.mode
@@ -115,8 +116,7 @@ def build_records(ev: Evidence) -> list[BranchRecord]:
     """Every branch name's record, in name order: the fields every record has (tips, upstream,
     worktree, age, park marker, same-tip group), then a role's record or a work branch's, then
     what each cleanup command does with it (:func:`.dispositions.command_verdicts`)."""
-    worktree_of = {w.branch[len("refs/heads/"):]: str(w.path) for w in ev.worktrees
-                   if w.branch and w.branch.startswith("refs/heads/")}
+    worktree_of = branch_worktrees(ev.worktrees)
     tip_groups: dict[Oid, list[str]] = {}
     names_at: dict[Oid, list[str]] = {}
     for n in ev.names:
@@ -126,7 +126,7 @@ def build_records(ev: Evidence) -> list[BranchRecord]:
         for ref in (ev.table.local.get(n), ev.table.remote.get(n)):
             if ref is not None and ref.oid is not None:
                 names_at.setdefault(ref.oid, []).append(n)
-    stage_of = _stager(ev.config)
+    stage_of = stager(ev.config)
     records: list[BranchRecord] = []
     for n in ev.names:
         local = ev.table.local.get(n)

@@ -88,8 +88,13 @@ def read_lean_refs(repo: Repo, remote: str) -> LeanRefs:
     """``refs/heads`` and ``refs/remotes/<remote>`` with ONE bounded ``for-each-ref`` reading
     names, tips and symref targets only (the ages the guard shows come from the last sweep).
     Raises GitError, or ValueError on a malformed record."""
+    return lean_refs_at(repo.root, remote)
+
+
+def lean_refs_at(root: str | Path, remote: str) -> LeanRefs:
+    """:func:`read_lean_refs` of the repository whose work tree (or git dir) is ``root``."""
     out = run_git(["for-each-ref", f"--format={_LEAN_FORMAT}", "refs/heads", f"refs/remotes/{remote}"],
-                  cwd=repo.root, timeout=GUARD_TIMEOUT_S).stdout
+                  cwd=root, timeout=GUARD_TIMEOUT_S).stdout
     local: dict[str, str] = {}
     remote_refs: dict[str, str] = {}
     others: list[tuple[str, str, str]] = []

@@ -1,35 +1,47 @@
 """What the SessionStart hook reports: the inventory inside its budget, with the last sweep
-standing in where the budget ran out (first document, sections 2 and 4; issue 6, section 1).
+standing in where the budget ran out (first document, sections 2 and 4; issue 6, section 1;
+issue 16, "SessionStart at 5,000 branches <= 0.5 s warm").
 
-:func:`session_summary` builds one inventory with ``branches.sweep.budget_ms``. A branch the
-budget did not reach (state ``unknown``, reason budget) takes its state from the previous
-sweep's summary (``last-sweep.json``) when its tip has not moved since; otherwise it stays
-unknown and is only counted. Holds and the branches abandoned at stop are read here too (the
-latter are taken: reported once), and the local-only work that is not a branch (one worktree
-record per worktree, inside what is left of the budget; the stashes; our refs).
+:func:`session_summary` first asks whether the last sweep (``last-sweep.json``) still describes
+the repository whole: taken of these very refs (its ``refs`` key equals the key of one lean
+``for-each-ref`` now), with this configuration (``config`` key), and ``complete`` (the budget
+left no branch unknown). Then its rows are the summary, with no inventory: ages are brought
+forward to now, and the states and stages that ages decide (live or dormant; a dormant or
+superseded branch's stage) are decided again with the classifier's own stage function; the
+worktree of each branch is read again (one ``worktree list``). Otherwise it builds one
+inventory with ``branches.sweep.budget_ms``; a branch that budget did not reach (state
+``unknown``, reason budget) takes its state from the previous sweep's row when its tip has not
+moved since, else stays unknown and is only counted. Holds and the branches abandoned at stop
+are read here too (the latter are taken: reported once), and, on either path, the local-only
+work that is not a branch (one worktree record per worktree, inside what is left of the
+budget; the stashes; our refs).
 """
 
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
+from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING, NamedTuple
 
-from branchkeeper.analysis.inventory import build_inventory
-from branchkeeper.analysis.lost_work import LostKind, LostWork, inventory_lost_work
-from branchkeeper.git.repo import RepoFacts
-from branchkeeper.model.config import Config
+from branchkeeper import clock
+from branchkeeper.analysis.lost_work import LostKind, LostWork
 from branchkeeper.model.records import BranchState
 from branchkeeper.state.abandoned import Abandoned, take_abandoned
 from branchkeeper.state.holds import Hold, list_holds
-from branchkeeper.state.last_sweep import read_last_sweep
+from branchkeeper.state.last_sweep import MAX_AGE_DAYS, read_last_sweep
+
+if TYPE_CHECKING:
+    from branchkeeper.git.repo import RepoFacts
+    from branchkeeper.model.config import Config
+    from branchkeeper.model.records import Stage
 
 
-@dataclass(frozen=True, slots=True)
-class SummaryRow:
+class SummaryRow(NamedTuple):  # thousands per SessionStart: a tuple is cheap to build
     """One branch as SessionStart sees it. ``state``, ``stage`` and ``containment`` are the
     enum values as text (``stage``/``containment`` may be None); ``cached`` is True when they
-    come from the last sweep because this one's budget ran out."""
+    come from the last sweep (the whole summary, or a branch this inventory's budget did not
+    reach)."""
 
     name: str
     state: str
@@ -40,11 +52,11 @@ class SummaryRow:
     cached: bool = False
 
 
-@dataclass(frozen=True, slots=True)
-class SessionSummary:
+class SessionSummary(NamedTuple):
     """Rows sorted by name, the remote, counts of ``unknown`` rows left after the cache, the
     open holds, the branches abandoned at stop since the last SessionStart, the elapsed wall
-    time of the inventory in milliseconds, and the other kinds of LOST WORK RISK."""
+    time of the inventory (or of reading the current sweep) in milliseconds, and the other
+    kinds of LOST WORK RISK."""
 
     rows: tuple[SummaryRow, ...]
     remote: str
@@ -72,20 +84,52 @@ def _cached_row(name: str, tip: str | None, entry: list[object] | None) -> Summa
 
 
 def session_summary(facts: RepoFacts, config: Config, *, budget_ms: int,
-                    take_abandoned_entries: bool = True) -> SessionSummary:
-    """Inventory within ``budget_ms`` milliseconds plus holds and abandoned-at-stop entries.
+                    take_abandoned_entries: bool = True,
+                    full_config: Callable[[], Config] | None = None) -> SessionSummary:
+    """The current last sweep's rows, or an inventory within ``budget_ms`` milliseconds (see
+    the module docstring); plus holds and abandoned-at-stop entries. ``config`` may be the
+    cached view of the configuration; ``full_config`` (when given) loads the validated model
+    the inventory is then built with.
 
     Raises :class:`~branchkeeper.git.run.GitError` when the ref listing fails.
     """
-    common: Path = facts.common_dir
     started = time.monotonic()
-    last = read_last_sweep(common)  # read BEFORE the new inventory overwrites it
+    common: Path = facts.common_dir
+    current = current_sweep_rows(facts, config)
+    if current is not None:
+        rows = current.rows
+        lost = _lost_work(facts, config, started + budget_ms / 1000.0, current.remote_branches)
+    else:
+        model = full_config() if full_config is not None else config
+        rows, lost = _inventory_rows(facts, model, budget_ms, started)
+    unknown = sum(1 for r in rows if r.state == _UNKNOWN)
+    holds = tuple(list_holds(common))
+    abandoned = tuple(take_abandoned(common)) if take_abandoned_entries else ()
+    return SessionSummary(tuple(rows), config.branches.remote, unknown, holds, abandoned,
+                          int((time.monotonic() - started) * 1000),
+                          tuple(i for i in lost if i.kind is not LostKind.UNPUSHED_BRANCH))
+
+
+_UNKNOWN = BranchState.UNKNOWN.value
+_STATES = frozenset(s.value for s in BranchState)
+#: The states an age decides (with no stage a work branch is live, with one dormant), and
+#: the states whose records carry a stage (section 4, "Stages").
+_AGED = frozenset({BranchState.LIVE.value, BranchState.DORMANT.value})
+_STAGED = frozenset({BranchState.DORMANT.value, BranchState.SUPERSEDED.value})
+_DAY = 86400.0
+
+
+def _inventory_rows(facts: RepoFacts, config: Config, budget_ms: int, started: float
+                    ) -> tuple[list[SummaryRow], list[LostWork]]:
+    from branchkeeper.analysis.inventory import build_inventory
+    from branchkeeper.analysis.lost_work import inventory_lost_work
+
+    last = read_last_sweep(facts.common_dir)  # read BEFORE the new inventory overwrites it
     inv = build_inventory(facts, config, budget_ms=budget_ms)
     # the worktrees inside what is left of the budget (at least a quarter of it)
     deadline = max(started + budget_ms / 1000.0, time.monotonic() + budget_ms / 4000.0)
     lost, _notes = inventory_lost_work(inv, deadline=deadline)
     rows: list[SummaryRow] = []
-    unknown = 0
     for r in inv.records:
         row: SummaryRow | None = None
         if _budget_unknown(r.state, r.reason):
@@ -94,11 +138,94 @@ def session_summary(facts: RepoFacts, config: Config, *, budget_ms: int,
             row = SummaryRow(r.name, r.state.value, r.stage.value if r.stage else None,
                              r.containment.value if r.containment else None, r.age_days,
                              r.worktree)
-        if row.state == BranchState.UNKNOWN.value:
-            unknown += 1
         rows.append(row)
-    holds = tuple(list_holds(common))
-    abandoned = tuple(take_abandoned(common)) if take_abandoned_entries else ()
-    return SessionSummary(tuple(rows), inv.remote, unknown, holds, abandoned,
-                          int(inv.elapsed_s * 1000),
-                          tuple(i for i in lost if i.kind is not LostKind.UNPUSHED_BRANCH))
+    return rows, lost
+
+
+def _lost_work(facts: RepoFacts, config: Config, deadline: float, remote_branches: bool
+               ) -> list[LostWork]:
+    """The local-only work that is not a branch, without an inventory (the worktree records
+    need none for it): the worktrees inside ``deadline`` (at least a quarter of the budget
+    from now), the stashes, our refs. The remote counts as configured as the inventory counts
+    it: it has a URL, or (``remote_branches``) branches under it."""
+    from branchkeeper.analysis.lost_work import read_lost_work
+    from branchkeeper.analysis.worktree_record import WorktreeSettings, survey_worktrees
+    from branchkeeper.git.repo import read_remote_config
+
+    budget_s = config.branches.sweep.budget_ms / 1000.0
+    survey = survey_worktrees(facts, config, settings=WorktreeSettings(), asker=None,
+                              with_inventory=False,
+                              deadline=max(deadline, time.monotonic() + budget_s / 4))
+    remote = config.branches.remote
+    configured = remote_branches or read_remote_config(facts.root, remote).configured
+    return read_lost_work(facts.root, [], survey.records, remote=remote if configured else None,
+                          now=clock.now())
+
+
+class CurrentSweep(NamedTuple):
+    """The rows of a current last sweep (sorted by name, brought to now) and whether the
+    configured remote has branches (read by the same ``for-each-ref``)."""
+
+    rows: list[SummaryRow]
+    remote_branches: bool
+
+
+def current_sweep_rows(facts: RepoFacts, config: Config) -> CurrentSweep | None:
+    """The last sweep's rows, sorted by name and brought to now, when that sweep still
+    describes the repository whole (same refs, same configuration, complete; see the module
+    docstring); None when it does not, or when any row is malformed. Two git processes (one
+    lean ``for-each-ref``, one ``worktree list``), no inventory.
+
+    Raises :class:`~branchkeeper.git.run.GitError` when the refs cannot be listed.
+    """
+    from branchkeeper.analysis.classify import stager
+    from branchkeeper.analysis.guard_facts import lean_refs_at
+    from branchkeeper.git.repo import branch_worktrees, list_worktrees
+    from branchkeeper.state.config_cache import config_key
+    from branchkeeper.state.last_sweep import read_sweep_file, refs_key
+
+    data = read_sweep_file(facts.common_dir)
+    if data is None or data.get("complete") is not True \
+            or data.get("config") != config_key(config):
+        return None
+    lean = lean_refs_at(facts.root, config.branches.remote)
+    written = data.get("time")
+    if data.get("refs") != refs_key(lean.remote_head, lean.local, lean.remote) \
+            or type(written) is not int:
+        return None
+    elapsed = max(0.0, (clock.now() - written) / _DAY)
+    worktree_of = branch_worktrees(list_worktrees(facts))
+    stage_of = stager(config)
+    rows: list[SummaryRow] = []
+    table = data["branches"]
+    assert isinstance(table, dict)  # read_sweep_file checked it
+    for name in sorted(table):
+        row = _brought_forward(name, table[name], elapsed, stage_of, worktree_of.get(name))
+        if row is None:
+            return None
+        rows.append(row)
+    return CurrentSweep(rows, bool(lean.remote))
+
+
+def _brought_forward(name: str, entry: object, elapsed: float,
+                     stage_of: Callable[[float], Stage | None], worktree: str | None
+                     ) -> SummaryRow | None:
+    """One row of a current sweep at now (None when malformed)."""
+    if type(entry) is not list or len(entry) != 6:
+        return None
+    _, state, stage, containment, age, _ = entry
+    if type(state) is not str or state not in _STATES:
+        return None
+    if age is not None and not (type(age) in (int, float) and 0 <= age < MAX_AGE_DAYS):
+        return None
+    days = None if age is None else age + elapsed
+    if days is not None and state in _STAGED | _AGED:
+        now_stage = stage_of(days)
+        stage = now_stage.value if now_stage is not None else None
+        if state in _AGED:
+            state = BranchState.DORMANT.value if stage is not None else BranchState.LIVE.value
+        if state not in _STAGED:
+            stage = None
+    return SummaryRow(name, state, stage if type(stage) is str else None,
+                      containment if type(containment) is str else None, days, worktree,
+                      cached=True)

@@ -264,6 +264,13 @@ def list_worktrees(facts: RepoFacts) -> list[Worktree]:
     return parse_worktree_porcelain(out, nul=nul)
 
 
+def branch_worktrees(worktrees: list[Worktree]) -> dict[str, str]:
+    """Branch name -> the path of the worktree that has it checked out (detached and bare
+    worktrees name no branch)."""
+    return {w.branch[len("refs/heads/"):]: str(w.path) for w in worktrees
+            if w.branch and w.branch.startswith("refs/heads/")}
+
+
 @dataclass(frozen=True, slots=True)
 class RemoteConfig:
     """What the configuration says about remotes: whether ``remote`` has a URL, and the

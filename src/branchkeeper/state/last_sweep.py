@@ -51,6 +51,16 @@ def read_last_sweep_rows(common_dir: Path) -> dict[str, object]:
     return rows if isinstance(rows, dict) else {}
 
 
+def read_sweep_file(common_dir: Path) -> dict[str, object] | None:
+    """The whole last-sweep file (``time``, ``branches``, ``order``, ``refs``, ``config``,
+    ``complete``: see the module docstring), rows not checked; None when there is none, it is
+    unreadable, or it is not an object whose ``branches`` is an object. No git process."""
+    data = read_json(common_dir / "branchkeeper" / LAST_SWEEP)
+    if not isinstance(data, dict) or not isinstance(data.get("branches"), dict):
+        return None
+    return data
+
+
 #: The ``order`` of the rows in a file written by :func:`last_sweep_summary`.
 ORDER_AGE = "age"
 

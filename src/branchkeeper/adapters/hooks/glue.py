@@ -311,16 +311,22 @@ def post_tool_use_context(event: HookEvent) -> str | None:
 
 # -- SessionStart ---------------------------------------------------------------------------------
 def session_start_context(event: HookEvent) -> str | None:
-    """The sweep summary inside ``branches.sweep.budget_ms`` (see render.session_start)."""
+    """The sweep summary: the last sweep's rows when it is current, else an inventory inside
+    ``branches.sweep.budget_ms`` (see analysis.session_summary and render.session_start)."""
     from branchkeeper.analysis.session_summary import session_summary
     from branchkeeper.errors import NotARepositoryError
+    from branchkeeper.git.repo import repo_facts
     from branchkeeper.render.session_start import session_start_text
+    from branchkeeper.state.config_cache import load_config_cached
 
     try:
-        facts, config = _repo(event.cwd)
+        facts = repo_facts(event.cwd)
     except NotARepositoryError:
         return None
-    summary = session_summary(facts, config, budget_ms=config.branches.sweep.budget_ms)
+    # the cached view first: a current sweep needs no validated model (no pydantic import)
+    view = load_config_cached(facts.main_root, facts.common_dir)
+    summary = session_summary(facts, view, budget_ms=view.branches.sweep.budget_ms,
+                              full_config=lambda: _repo(event.cwd)[1])
     return session_start_text(summary, source=event.source) or None
 
 
