@@ -17,8 +17,10 @@ from pathlib import Path
 
 import pytest
 
+from branchkeeper.adapters.hooks.answer import dump
 from branchkeeper.policy.command import decide_command
 from branchkeeper.policy.principle import BRANCH_LIMIT_PRINCIPLE
+from tests import hostutil
 from tests.gitrepo import GitRepo
 from tests.guardworld import hermetic_env
 from tests.hostutil import CASES, HostCase, fire, install
@@ -165,3 +167,30 @@ def test_cursor_sub_agent_on_a_new_branch_past_the_cap_is_refused(world: Path) -
     assert (bound.returncode, bound.stdout, bound.stderr) == (0, b"{}", b"")
     touched = GitRepo(work).git("config", "--get-all", "branch.feat-a.branchkeepertouchedby")
     assert touched.splitlines() == ["conv-456:abc-123"]
+
+
+def test_codex_apply_patch_is_a_touch_the_stop_guard_judges(world: Path) -> None:
+    """Codex's file-edit tool (https://developers.openai.com/codex/hooks, "PostToolUse";
+    openai/codex#18391: the raw patch in ``tool_input.command``) touches the branch of the
+    worktree it writes in, as Claude Code's Edit does: a Stop that leaves the patched file
+    uncommitted is refused, where before the patch the thread answered for nothing there."""
+    work = GitRepo(world / "work")
+    wt = world / "wt-codex-patch"
+    work.git("branch", "patched", "feat-a")
+    work.git("push", "-q", "origin", "patched")
+    work.git("worktree", "add", "-q", str(wt), "patched")
+    (wt / "added.txt").write_text("hi\n")  # what the patch wrote, before PostToolUse runs
+    stop_event, stop_payload = hostutil.codex_stop(str(wt))
+    untouched = fire(work.path, "codex", stop_event, stop_payload)
+    assert (untouched.returncode, untouched.stdout, untouched.stderr) == (0, b"", b"")
+    event, payload = hostutil.codex_post(str(wt), "")
+    payload = {**payload, "tool_name": "apply_patch", "tool_input": {
+        "command": "*** Begin Patch\n*** Add File: added.txt\n+hi\n*** End Patch\n"}}
+    recorded = fire(work.path, "codex", event, payload)
+    assert (recorded.returncode, recorded.stdout, recorded.stderr) == (0, b"", b"")
+    refused = fire(work.path, "codex", stop_event, stop_payload)
+    reason = ("branchkeeper: do not stop yet; finish the work on these branches first (the "
+              f"Stop guard):\n- patched: uncommitted changes in {wt} (?? added.txt); commit "
+              f"them\n    cd {wt} && git add -A && git commit\n\n{BRANCH_LIMIT_PRINCIPLE}")
+    assert (refused.returncode, refused.stdout, refused.stderr) == (
+        0, dump({"decision": "block", "reason": reason}).encode(), b"")
