@@ -128,13 +128,14 @@ def open_branches(view: CreationView) -> tuple[list[OpenBranch], int]:
     t = view.table
     b = view.config.branches
     count_remote = bool(b.wip.count_remote)
-    skip_line = _glob_matcher(list(b.integration_lines))
-    skip_exempt = _glob_matcher(list(b.exempt))
+    skip = _glob_matcher([*b.integration_lines, *b.exempt])
     default_name = view.default_name
     stage_of = _stager(view.config)
     local, remote = t.local, t.remote
     rows, elapsed = view.sweep
-    names = (local.keys() | remote.keys()) if count_remote else local.keys()
+    # local's names come sorted from for-each-ref: two sorted runs sort in one merge
+    names = sorted([*local, *[n for n in remote if n not in local]]) if count_remote \
+        else sorted(local)
     tips: set[str] = set()
     parent: dict[str, str] = {}
 
@@ -147,35 +148,41 @@ def open_branches(view: CreationView) -> tuple[list[OpenBranch], int]:
     joins = 0
     out: list[OpenBranch] = []
     append = out.append
-    for name in sorted(names):
-        if name == default_name or (skip_line is not None and skip_line(name)) or \
-                (skip_exempt is not None and skip_exempt(name)):
+    new = tuple.__new__  # OpenBranch(...) without the generated __new__: thousands per call
+    local_tip = local.get
+    remote_tip = (remote if count_remote else {}).get
+    row_of = rows.get
+    for name in names:
+        if name == default_name or (skip is not None and skip(name)):
             continue
-        tip = local.get(name, "")
-        rtip = remote.get(name, "") if count_remote else ""
+        tip = local_tip(name)
+        rtip = remote_tip(name)
         if not tip:
-            if name in local:  # a local branch git printed without a tip: not counted
+            if tip is not None:  # a local branch git printed without a tip: not counted
                 continue
             tip = rtip
             if not tip:
                 continue
-        tips.add(tip)
-        if rtip and rtip != tip:
+        elif rtip and rtip != tip:
             tips.add(rtip)
             x, y = find(tip), find(rtip)
             if x != y:
                 parent[y] = x
                 joins += 1
-        row = rows.get(name)  # LastSweep.entry inlined: this loop runs thousands of times
+        tips.add(tip)
+        row = row_of(name)  # LastSweep.entry inlined: this loop runs thousands of times
         if type(row) is list and len(row) == 6 and row[0] == tip and type(row[1]) is str:
-            state, age, cont, wt = row[1], row[4], row[3], row[5]
-            age = age + elapsed if (type(age) is float or type(age) is int) \
-                and 0 <= age < MAX_AGE_DAYS else None
-            append(OpenBranch(name, tip, age, state,
-                              stage_of(age) if state in _STAGED else None,
-                              cont if type(cont) is str else None, wt if type(wt) is str else None))
+            _, state, _, cont, age, wt = row
+            if (type(age) is float or type(age) is int) and 0 <= age < MAX_AGE_DAYS:
+                age += elapsed
+                stage = stage_of(age) if state in _STAGED else None
+            else:
+                age = stage = None
+            append(new(OpenBranch, (name, tip, age, state, stage,
+                                    cont if type(cont) is str else None,
+                                    wt if type(wt) is str else None)))
         else:
-            append(OpenBranch(name, tip, None, None, None, None, None))
+            append(new(OpenBranch, (name, tip, None, None, None, None, None)))
     return out, len(tips) - joins
 
 
