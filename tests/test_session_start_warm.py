@@ -3,8 +3,9 @@
 
 A sweep is current when it was taken of these very refs, with this configuration, and the budget
 left nothing unknown. Then the summary is its rows, brought forward to now: the text is the one
-an inventory would give, with two git processes besides finding the repository (one lean
-``for-each-ref``, one ``worktree list``). Anything else runs the inventory as before.
+an inventory would give, with no inventory (no ``rev-list``, no proofs): one lean
+``for-each-ref`` and one ``worktree list`` besides the survey of local-only work that both
+paths run. Anything else runs the inventory as before.
 """
 
 from __future__ import annotations
@@ -19,7 +20,11 @@ from tests.gitrepo import NOW, GitRepo
 from tests.hookutil import run_hook
 
 DAY = 86400
-WARM = ["version", "rev-parse", "for-each-ref", "worktree"]
+#: A current sweep's SessionStart: find the repository, the lean for-each-ref, a worktree list
+#: for the worktree column; then the survey of local-only work both paths run (worktrees,
+#: the default branch for them, their times, one status, stashes, our refs).
+WARM = ["version", "rev-parse", "for-each-ref", "worktree",
+        "worktree", "for-each-ref", "log", "status", "stash", "for-each-ref"]
 
 
 def _start(work: GitRepo, trace: Path, *, now: float = NOW, source: str = "startup") -> str:
@@ -77,7 +82,7 @@ def test_a_current_sweep_gives_the_inventorys_text_without_one(work: GitRepo,
         "--clean\n"
         "branchkeeper: 5 branches: 1 live, 2 dormant, 1 merged.")
     assert _start(work, trace) == cold
-    assert _git_commands(trace) == WARM, _git_commands(trace)
+    assert _git_commands(trace) == WARM, repr(_git_commands(trace))
 
 
 def test_ages_and_the_stages_they_decide_are_brought_forward(work: GitRepo,
@@ -86,7 +91,7 @@ def test_ages_and_the_stages_they_decide_are_brought_forward(work: GitRepo,
     _cold(work, trace)  # the sweep, taken now
     later = NOW + 25 * DAY  # fresh: live at 1 day, dormant at 26
     warm = _start(work, trace, now=later)
-    assert _git_commands(trace) == WARM, _git_commands(trace)
+    assert _git_commands(trace) == WARM, repr(_git_commands(trace))
     assert warm == (
         "LOST WORK RISK: 1 branch(es) hold commits no remote-tracking ref contains; push them "
         "now:\n  old-local (65 days idle): git push -u origin old-local\n"
@@ -142,7 +147,8 @@ def test_a_worktree_made_after_the_sweep_is_shown(work: GitRepo, tmp_path: Path)
     wt = tmp_path / "wt-idle"
     work.git("worktree", "add", "-q", str(wt), "pushed-idle")
     warm = _start(work, trace)
-    assert _git_commands(trace) == WARM, _git_commands(trace)
+    commands = _git_commands(trace)  # the survey reads the new worktree too
+    assert commands[:4] == WARM[:4] and "rev-list" not in commands, commands
     assert f"  [advisory] pushed-idle (9 days idle; pushed, not merged, worktree {wt})\n" in warm
     assert warm == _cold(work, trace)
 
@@ -156,3 +162,14 @@ def test_a_malformed_row_runs_the_inventory(work: GitRepo, tmp_path: Path) -> No
     path.write_text(json.dumps(data))
     assert _start(work, trace) == cold
     assert "rev-list" in _git_commands(trace)
+
+
+def test_local_only_work_that_is_not_a_branch_is_read_on_both_paths(work: GitRepo,
+                                                                    tmp_path: Path) -> None:
+    trace = tmp_path / "trace"
+    _cold(work, trace)
+    (work.path / "draft.txt").write_text("unsaved\n")
+    warm = _start(work, trace)
+    assert _git_commands(trace) == WARM, repr(_git_commands(trace))
+    assert "1 uncommitted or untracked file(s): draft.txt" in warm, warm
+    assert warm == _cold(work, trace)
