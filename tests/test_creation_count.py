@@ -210,3 +210,28 @@ def test_listing_and_duplicates_match_plain_versions(branches: list[OpenBranch],
     found = _duplicate(name, branches, "origin")
     listed = [] if found is None else [line.split(" (")[0][4:] for line in found.reason.splitlines()[1:]]
     assert listed == expected[:MAX_LINES]
+
+
+def test_a_denial_reads_the_creator_records_once(remote_and_clone: tuple[GitRepo, GitRepo]
+                                                 ) -> None:
+    """Every branch at the dormancy block stage gets its ways out, which ask who created it:
+    one ``git config`` for all of them, so the denial costs two git processes however many
+    branches it lists (issue 16: git calls per hook call stay few)."""
+    from branchkeeper.analysis.inventory import build_inventory
+    from branchkeeper.git.repo import repo_facts
+    from branchkeeper.git.run import processes_started
+    from branchkeeper.model.config_file import load_config
+    from branchkeeper.policy.command import decide_command
+
+    _, work = remote_and_clone
+    for name in ("old-a", "old-b", "old-c"):
+        work.switch(name, create=True, start="main", days_ago=40)
+        work.commit(name, files={f"{name}.txt": "x\n"}, days_ago=40)
+        work.git("push", "-q", "origin", name)
+    work.switch("main")
+    facts = repo_facts(work.path)
+    build_inventory(facts, load_config(facts.main_root).config)  # the sweep the guard reads
+    before = processes_started()
+    decision = decide_command("git switch -c x", cwd=str(work.path))
+    assert processes_started() - before == 2  # one lean for-each-ref, one config
+    assert decision.text.count("declare it exempt in .branchkeeper.yaml") == 3

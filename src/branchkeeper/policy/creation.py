@@ -363,16 +363,22 @@ def _creation_view(facts: GuardFacts) -> CreationView:
     refs = facts.lean()
     default = resolve_default_branch(facts.config.branches.default, refs)
 
+    read: list[frozenset[str] | None] = []  # read once: every blocked branch's ways out ask
+
     def creators() -> frozenset[str] | None:
+        if read:
+            return read[0]
         from pathlib import Path  # only on a denial's path: the hook's stays lean
 
         from branchkeeper.state.branch_records import read_records
 
         try:
-            return frozenset(n for n, r in read_records(Path(facts.repo.root)).items()
-                             if r.creator)
+            found: frozenset[str] | None = frozenset(
+                n for n, r in read_records(Path(facts.repo.root)).items() if r.creator)
         except BranchkeeperError:
-            return None
+            found = None
+        read.append(found)
+        return found
 
     return CreationView(refs, default.name, read_sweep(facts.repo), facts.config, now(),
                         creators)
