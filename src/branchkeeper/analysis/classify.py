@@ -31,6 +31,7 @@ from branchkeeper.model.records import (
     Proof,
     Stage,
     Supersession,
+    stager,
 )
 
 if TYPE_CHECKING:
@@ -91,25 +92,6 @@ def number_token(name: str, subject: str) -> str | None:
 
 def _stage(age: float, config: Config) -> Stage | None:
     return stager(config)(age)
-
-
-def stager(config: Config) -> Callable[[float], Stage | None]:
-    """The dormancy stage of an age in days, thresholds read once (a loop over thousands)."""
-    d = config.branches.dormancy
-    mode = d.mode
-    advisory, noisy, block = (d.effective_advisory_days, d.effective_noisy_days,
-                              d.effective_block_days)
-
-    def stage(age: float) -> Stage | None:
-        if mode == "off" or age < advisory:
-            return None
-        if age >= block and mode == "block":
-            return Stage.BLOCK
-        if age >= noisy:
-            return Stage.NOISY
-        return Stage.ADVISORY
-
-    return stage
 
 
 def build_records(ev: Evidence) -> list[BranchRecord]:

@@ -7,8 +7,9 @@ the repository whole: taken of these very refs (its ``refs`` key equals the key 
 ``for-each-ref`` now), with this configuration (``config`` key), and ``complete`` (the budget
 left no branch unknown). Then its rows are the summary, with no inventory: ages are brought
 forward to now, and the states and stages that ages decide (live or dormant; a dormant or
-superseded branch's stage) are decided again with the classifier's own stage function; the
-worktree of each branch is read again (one ``worktree list``). Otherwise it builds one
+superseded branch's stage) are decided again with the classifier's own stage function
+(``model.records.stager``); the worktree of each branch is read again (one ``worktree
+list``). Otherwise it builds one
 inventory with ``branches.sweep.budget_ms``; a branch that budget did not reach (state
 ``unknown``, reason budget) takes its state from the previous sweep's row when its tip has not
 moved since, else stays unknown and is only counted. Holds and the branches abandoned at stop
@@ -26,7 +27,7 @@ from typing import TYPE_CHECKING, NamedTuple
 
 from branchkeeper import clock
 from branchkeeper.analysis.lost_work import LostKind, LostWork
-from branchkeeper.model.records import BranchState
+from branchkeeper.model.records import BranchState, stager
 from branchkeeper.state.abandoned import Abandoned, take_abandoned
 from branchkeeper.state.holds import Hold, list_holds
 from branchkeeper.state.last_sweep import MAX_AGE_DAYS, read_last_sweep
@@ -178,7 +179,6 @@ def current_sweep_rows(facts: RepoFacts, config: Config) -> CurrentSweep | None:
 
     Raises :class:`~branchkeeper.git.run.GitError` when the refs cannot be listed.
     """
-    from branchkeeper.analysis.classify import stager
     from branchkeeper.analysis.guard_facts import lean_refs_at
     from branchkeeper.git.repo import branch_worktrees, list_worktrees
     from branchkeeper.state.config_cache import config_key

@@ -11,11 +11,12 @@ newest of the files' mtimes, the HEAD reflog's last entry and the HEAD commit da
 reaper's activity window and every displayed idle time read.
 
 Git processes: one ``worktree list`` (unless given), one ``log --no-walk`` for every HEAD's
-commit time, one ``for-each-ref`` to resolve the default branch when no inventory is given, then
-per linked worktree one ``status`` (plus one ``for-each-ref --contains`` for a detached HEAD), on
-a small thread pool. The inventory (for the reap disposition) is the caller's, built once. PR
-evidence is asked only for a pushed, unproven branch whose other reap gates all pass, so a
-degraded provider is probed at most once and only when it matters.
+commit time, one lean ``for-each-ref`` (names and tips) to resolve the default branch when no
+inventory is given, then per linked worktree one ``status`` (plus one ``for-each-ref
+--contains`` for a detached HEAD), on a small thread pool. The inventory (for the reap
+disposition) is the caller's, built once. PR evidence is asked only for a pushed, unproven
+branch whose other reap gates all pass, so a degraded provider is probed at most once and only
+when it matters.
 """
 
 from __future__ import annotations
@@ -31,7 +32,7 @@ from branchkeeper import clock
 from branchkeeper.analysis.ignored import IgnoredRules, Polarity
 from branchkeeper.analysis.pr_evidence import GhProvider, NoProvider, PrAnswer, PrEvidence
 from branchkeeper.analysis.reap_gates import ReapInputs, evaluate_reap, needs_pr
-from branchkeeper.analysis.refs import protected_role, read_refs, resolve_default_branch
+from branchkeeper.analysis.refs import protected_role, resolve_default_branch
 from branchkeeper.analysis.worktree_model import (
     RETIRE_GATES,
     RetireInputs,
@@ -216,7 +217,11 @@ def worktree_context(facts: RepoFacts, config: Config, *, inventory: Inventory |
     if inventory is not None:
         default_name = inventory.default.name
     else:
-        default_name = resolve_default_branch(b.default, read_refs(facts.root, b.remote)).name
+        # names and the remote HEAD are all it reads: the lean listing (no commit opened)
+        from branchkeeper.analysis.guard_facts import lean_refs_at
+
+        default_name = resolve_default_branch(b.default,
+                                              lean_refs_at(facts.root, b.remote).table()).name
     holds = {h.path: h for h in hold_store.list_holds(facts.common_dir)}
     try:
         times = commit_times(facts.root, [w.head for w in wts if w.head is not None])
@@ -349,14 +354,14 @@ def survey_worktrees(facts: RepoFacts, config: Config, *, settings: WorktreeSett
     records it did not reach are counted in a note). Raises :class:`GitError` when listing
     worktrees fails.
     """
-    from branchkeeper.analysis.inventory import build_inventory
-
     if asker is not None and isinstance(asker.provider, NoProvider):
         asker.available()  # free: degraded mode is known, and is said, up front
     worktrees = list_worktrees(facts)
     notes: list[str] = []
     if inventory is None and with_inventory and any(not w.is_main and not w.bare
                                                     for w in worktrees):
+        from branchkeeper.analysis.inventory import build_inventory  # only when needed
+
         inventory = build_inventory(facts, config, budget_ms=config.branches.sweep.budget_ms)
         notes.extend(inventory.notes)  # an inventory given in is the caller's to report
     ctx = worktree_context(facts, config, inventory=inventory, settings=settings,

@@ -7,8 +7,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from enum import StrEnum
+from typing import TYPE_CHECKING
 
 from branchkeeper.git.types import Oid
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from branchkeeper.model.config import Config
 
 
 class BranchState(StrEnum):
@@ -218,3 +224,24 @@ class BranchRecord:
     def lost_work_risk(self) -> bool:
         """True when no remote-tracking ref contains the tip (containment ``nowhere``)."""
         return self.containment is Containment.NOWHERE
+
+
+def stager(config: Config) -> Callable[[float], Stage | None]:
+    """The dormancy stage of an age in days under ``config`` (first document, section 4,
+    "Stages"), thresholds read once (a loop over thousands): None below the advisory days or
+    with ``dormancy.mode: off``; the block stage only with ``mode: block``."""
+    d = config.branches.dormancy
+    mode = d.mode
+    advisory, noisy, block = (d.effective_advisory_days, d.effective_noisy_days,
+                              d.effective_block_days)
+
+    def stage(age: float) -> Stage | None:
+        if mode == "off" or age < advisory:
+            return None
+        if age >= block and mode == "block":
+            return Stage.BLOCK
+        if age >= noisy:
+            return Stage.NOISY
+        return Stage.ADVISORY
+
+    return stage
