@@ -180,17 +180,20 @@ def test_codex_apply_patch_is_a_touch_the_stop_guard_judges(world: Path) -> None
     work.git("push", "-q", "origin", "patched")
     work.git("worktree", "add", "-q", str(wt), "patched")
     (wt / "added.txt").write_text("hi\n")  # what the patch wrote, before PostToolUse runs
+    session = {"session_id": "019a0000-0000-7000-8000-00000000patch"}  # a session of its own
     stop_event, stop_payload = hostutil.codex_stop(str(wt))
+    stop_payload = {**stop_payload, **session}
     untouched = fire(work.path, "codex", stop_event, stop_payload)
     assert (untouched.returncode, untouched.stdout, untouched.stderr) == (0, b"", b"")
     event, payload = hostutil.codex_post(str(wt), "")
-    payload = {**payload, "tool_name": "apply_patch", "tool_input": {
+    payload = {**payload, **session, "tool_name": "apply_patch", "tool_input": {
         "command": "*** Begin Patch\n*** Add File: added.txt\n+hi\n*** End Patch\n"}}
     recorded = fire(work.path, "codex", event, payload)
     assert (recorded.returncode, recorded.stdout, recorded.stderr) == (0, b"", b"")
     refused = fire(work.path, "codex", stop_event, stop_payload)
     reason = ("branchkeeper: do not stop yet; finish the work on these branches first (the "
-              f"Stop guard):\n- patched: uncommitted changes in {wt} (?? added.txt); commit "
-              f"them\n    cd {wt} && git add -A && git commit\n\n{BRANCH_LIMIT_PRINCIPLE}")
+              f"Stop guard):\n- patched: uncommitted changes in {wt} (added.txt); commit "
+              f"them\n    git -C {wt} add -- added.txt && git -C {wt} commit -m '<what the "
+              f"change does>'\n\n{BRANCH_LIMIT_PRINCIPLE}")
     assert (refused.returncode, refused.stdout, refused.stderr) == (
         0, dump({"decision": "block", "reason": reason}).encode(), b"")
