@@ -1,6 +1,7 @@
 """The hook's log, ``<common git dir>/branchkeeper/hook.log`` (one JSON line per problem,
-rotated to ``hook.log.1`` past :data:`LOG_MAX_BYTES`), and the common dir lookup the hook
-uses (cached per process). Never raises.
+rotated to ``hook.log.1`` past 1 MiB by :mod:`branchkeeper.state.hooklog`, which git's hook
+writes its own log with too), and the common dir lookup the hook uses (cached per process).
+Never raises.
 """
 
 from __future__ import annotations
@@ -12,7 +13,6 @@ if TYPE_CHECKING:
     from pathlib import Path
 
 LOG_NAME = "hook.log"
-LOG_MAX_BYTES = 1024 * 1024
 _COMMON: dict[str, Path | None] = {}
 
 
@@ -36,21 +36,9 @@ def log(where: Path | None, event: str, message: str) -> None:
         common = common_dir(where) if where is not None else None
         if common is None:
             return
-        directory = common / "branchkeeper"
-        directory.mkdir(mode=0o700, parents=True, exist_ok=True)
-        path = directory / LOG_NAME
-        try:
-            if path.stat().st_size > LOG_MAX_BYTES:
-                os.replace(path, directory / (LOG_NAME + ".1"))
-        except FileNotFoundError:
-            pass
-        import json
-        import time
+        from branchkeeper.state.hooklog import append_log
 
-        line = json.dumps({"time": int(time.time()), "pid": os.getpid(), "event": event,
-                           "message": message[:4000]}, ensure_ascii=True)
-        with open(path, "a", encoding="ascii") as handle:
-            handle.write(line + "\n")
+        append_log(common, LOG_NAME, event, message)
     except Exception:  # logging must never turn into a failure of its own
         pass
 
