@@ -51,6 +51,8 @@ DEFAULT_VALUES: dict[str, object] = {
     "branches.stop_guard.noisy_interval_minutes": 60,
     "branches.force_removal.mode": "block",
     "branches.evacuation.mode": "block",
+    "branches.git_hook.mode": "keep",
+    "branches.git_hook.keep_days": 30,
     "branches.cleanup_after_merge.mode": "advise",
     "branches.cleanup_after_merge.regenerable": [
         ".venv/", "venv/", "__pycache__/", "*.py[cod]", "*$py.class", ".pytest_cache/",
@@ -237,7 +239,7 @@ def test_inverted_stages_rejected_under_both_presets(repo: GitRepo, body: str, g
     ("branches:\n  wipp: {}\n", 2, "branches", "wipp",
      "default, remote, integration_lines, exempt, not_integration_lines, protected_names, wip, "
      "duplicates, dormancy, "
-     "stop_guard, force_removal, evacuation, cleanup_after_merge, sweep"),
+     "stop_guard, force_removal, evacuation, git_hook, cleanup_after_merge, sweep"),
     ("branches:\n  wip:\n    cap: 3\n    capp: 3\n", 4, "branches.wip", "capp",
      "cap, mode, count_remote"),
     ("branches:\n  dormancy:\n    block: 9\n", 3, "branches.dormancy", "block",

@@ -188,7 +188,7 @@ def execute(plan: Plan, *, op: str, fetch_timeout_s: float,
             results[n] = replace(local[n], action=Action.KEPT, reason=_STOPPED)
             journal.record(op_id, ItemResult(ref, ItemOutcome.KEPT, _STOPPED))
         expected = {}
-    cas = delete_refs_cas(facts.root, expected) if expected else {}
+    cas = delete_refs_cas(facts.root, expected, own_op=op_id) if expected else {}
     fault(f"{op}.after_cas")
     for ref, res in cas.items():
         n = ref[len("refs/heads/"):]

@@ -9,11 +9,13 @@ message; nothing is corrupted.
 from __future__ import annotations
 
 import contextlib
+import time
 from collections.abc import Callable, Iterator, Sequence
 
 from branchkeeper.actions.cleanup import Plan, plan_delete, plan_prune, plan_sweep_clean
-from branchkeeper.actions.cleanup_exec import Outcome, dry_run, execute
+from branchkeeper.actions.cleanup_exec import Outcome, compact_base, dry_run, execute
 from branchkeeper.actions.interrupt import Signals, deferred_signals, interrupted_message
+from branchkeeper.actions.kept_expiry import expire_kept
 from branchkeeper.analysis.ignored import Polarity
 from branchkeeper.analysis.inventory import build_inventory
 from branchkeeper.analysis.refusal_facts import read_refusal_context
@@ -106,8 +108,9 @@ def _fetch(facts: RepoFacts, config: Config) -> str:
 def run_prune(facts: RepoFacts, config: Config, *, fetch: bool, dry: bool,
               lock_wait_s: float = LOCK_WAIT_S) -> Outcome:
     """``branchkeeper prune``: fetch (bounded; a failure is a note), ``git worktree prune``,
-    then delete every local branch the inventory proves preserved; the rest is
-    ``SKIP_UNPROVEN`` or kept, with the reason its record gives."""
+    expire kept tips older than ``branches.git_hook.keep_days`` behind a bundle, then delete
+    every local branch the inventory proves preserved; the rest is ``SKIP_UNPROVEN`` or kept,
+    with the reason its record gives."""
     notes: list[str] = []
     with _maybe_lock(facts, act=not dry, wait_s=lock_wait_s) as signals:
         if dry:
@@ -125,7 +128,10 @@ def run_prune(facts: RepoFacts, config: Config, *, fetch: bool, dry: bool,
         ctx = read_refusal_context(facts, config, default_name=inv.default.name,
                                    worktrees=inv.worktrees)
         plan = plan_prune(inv, ctx)
-        plan.notes[:0] = notes
+        expiry = expire_kept(facts.root, facts.common_dir,
+                             keep_days=config.branches.git_hook.keep_days, now=int(time.time()),
+                             base=compact_base(plan), dry=dry)
+        plan.notes[:0] = [*notes, *([expiry.note] if expiry.note else [])]
         if dry:
             return dry_run(plan)
         if signals is not None and signals.stop:  # the fetch was interrupted: go no further

@@ -25,6 +25,11 @@ from branchkeeper.git.run import run_git
 from branchkeeper.git.types import Oid
 from branchkeeper.state.statedir import find_common_dir
 
+#: Set, to the id of the journal operation that bundled them, on our own deletes only: the
+#: ``reference-transaction`` hook then lets them pass without keeping their tips a second time
+#: (:mod:`branchkeeper.actions.githook` checks the operation in the journal).
+OWN_DELETE_ENV = "BRANCHKEEPER_OWN_DELETE"
+
 
 class RefOutcome(Enum):
     """What happened to one ref in a transaction."""
@@ -97,18 +102,25 @@ def check_ref_locks(repo: Path, refs: Iterable[str]) -> None:
     raise RefLockError(describe_locks(locks, common, stale=stale))
 
 
-def _transaction(repo: Path, lines: list[str]) -> str | None:
-    """Run one ``update-ref --stdin -z`` transaction; git's stderr on failure, None on success."""
+def _transaction(repo: Path, lines: list[str], *, own_op: str | None = None) -> str | None:
+    """Run one ``update-ref --stdin -z`` transaction; git's stderr on failure, None on success.
+    ``own_op``: the journal operation whose bundle holds the refs deleted (see
+    :data:`OWN_DELETE_ENV`)."""
     data = "".join(lines).encode("utf-8", "surrogateescape")
     result = run_git(["update-ref", "--no-deref", "--stdin", "-z"], cwd=repo, stdin=data,
-                     check=False)
+                     check=False, env={OWN_DELETE_ENV: own_op} if own_op else None)
     if result.returncode == 0:
         return None
     return result.stderr.decode("utf-8", "replace").strip() or f"exit {result.returncode}"
 
 
-def delete_refs_cas(repo: Path, expected: Mapping[str, Oid]) -> dict[str, RefResult]:
+def delete_refs_cas(repo: Path, expected: Mapping[str, Oid], *,
+                    own_op: str | None = None) -> dict[str, RefResult]:
     """Delete each ref of ``expected`` (full name -> proven tip) only at exactly that tip.
+
+    ``own_op`` names the open journal operation whose verified bundle holds every ref of
+    ``expected``: the ``reference-transaction`` hook then lets the deletes pass without keeping
+    their tips again. Leave it ``None`` for deletes no bundle covers.
 
     Returns ref -> :class:`RefResult` with outcome ``DELETED``, ``RACED`` (moved or gone; kept) or
     ``FAILED`` (a symbolic ref, or git refused the transaction for another reason; ``reason``
@@ -137,7 +149,8 @@ def delete_refs_cas(repo: Path, expected: Mapping[str, Oid]) -> dict[str, RefRes
             del todo[ref]
         if not todo:
             break
-        error = _transaction(repo, [f"delete {ref}\0{old}\0" for ref, old in todo.items()])
+        error = _transaction(repo, [f"delete {ref}\0{old}\0" for ref, old in todo.items()],
+                             own_op=own_op)
         if error is None:
             for ref, old in todo.items():
                 results[ref] = RefResult(ref, RefOutcome.DELETED, old)

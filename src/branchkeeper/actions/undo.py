@@ -15,7 +15,7 @@ written (an existing file is never overwritten). Every undo that acts is journal
 from __future__ import annotations
 
 import shlex
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from enum import Enum
 from pathlib import Path
 
@@ -266,8 +266,23 @@ def _undo_archive(repo: Path, info: ArchiveInfo, *, act: bool) -> ArchiveUndo:
 
 
 def _plan(repo: Path, operation: Operation, *, act: bool) -> UndoReport:
-    if any(i.new is not None for i in operation.items):
+    moves = tuple(i for i in operation.items if i.new is not None)
+    if not moves:
+        return _plan_restores(repo, operation, act=act)
+    if len(moves) == len(operation.items):
         return _plan_moves(repo, operation, act=act)
+    # Both kinds in one operation (the git hook kept a deleted and a moved branch of one
+    # transaction): moves go back, deletions are recreated.
+    rest = tuple(i for i in operation.items if i.new is None)
+    parts = (_plan_moves(repo, replace(operation, items=moves), act=act),
+             _plan_restores(repo, replace(operation, items=rest), act=act))
+    done = {result_key(i.ref, i.remote): i for part in parts for i in part.items}
+    return UndoReport(operation, not act,
+                      tuple(done[result_key(i.ref, i.remote)] for i in operation.items))
+
+
+def _plan_restores(repo: Path, operation: Operation, *, act: bool) -> UndoReport:
+    """Undo of an operation that deleted refs: recreate each at its recorded tip."""
     local = [i for i in operation.items if i.remote is None and _possibly_deleted(operation, i)]
     missing = missing_commits(repo, list(dict.fromkeys(i.old for i in operation.items)))
     fetch_error: str | None = None

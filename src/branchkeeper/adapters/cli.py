@@ -166,6 +166,10 @@ def _main(argv: Sequence[str] | None) -> int:
         from branchkeeper.adapters.commands import hook
 
         return hook.main_fast(args_list[1:])  # it answers a closed stdout itself (exit 2)
+    if args_list[:1] == ["git-hook"]:  # git's reference-transaction shim (hidden)
+        from branchkeeper.adapters.commands import git_hook
+
+        return git_hook.main_fast(args_list[1:])
     for name in ("stdout", "stderr"):
         if getattr(sys, name) is None:  # started with the stream closed (`>&-`)
             setattr(sys, name, open(os.devnull, "w", encoding="utf-8"))  # noqa: SIM115

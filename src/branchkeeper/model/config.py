@@ -183,6 +183,20 @@ class EvacuationConfig(_Block):
     mode: BlockMode = Field(default="block", description="block | warn | off")
 
 
+class GitHookConfig(_Block):
+    """The git-level safety net: the ``reference-transaction`` hook that ``install --git-hooks``
+    writes keeps (or refuses) every branch deletion or rewind that would lose commits (issue 15;
+    docs/git-hook.md)."""
+
+    mode: Annotated[Literal["keep", "block", "off"], BeforeValidator(_off)] = Field(
+        default="keep",
+        description="keep | block | off: keep the lost tip under refs/branchkeeper/kept/, or "
+                    "refuse the update")
+    keep_days: int = Field(
+        default=30, ge=1,
+        description="days a kept tip stays before prune expires it (behind a bundle)")
+
+
 #: Ignored content that a tool regenerates (reinstall, rebuild, rerun): the only ignored files a
 #: worktree removal may lose by default. A trailing "/" means a directory and all under it.
 #: Drawn from github/gitignore's templates (Python, Node, Rust, Java, Gradle, Maven, Go, macOS,
@@ -261,6 +275,7 @@ class BranchesConfig(_Block):
     stop_guard: StopGuardConfig = StopGuardConfig()
     force_removal: ForceRemovalConfig = ForceRemovalConfig()
     evacuation: EvacuationConfig = EvacuationConfig()
+    git_hook: GitHookConfig = GitHookConfig()
     cleanup_after_merge: CleanupAfterMergeConfig = CleanupAfterMergeConfig()
     sweep: SweepConfig = SweepConfig()
 

@@ -11,6 +11,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from branchkeeper.analysis.inventory import Inventory
+from branchkeeper.analysis.kept import KeptTip
 from branchkeeper.analysis.line_hints import line_hint
 from branchkeeper.analysis.lost_work import LostKind, LostWork
 from branchkeeper.model.records import BranchRecord, BranchState, CommandVerdict, Stage
@@ -111,6 +112,17 @@ def record_json(r: BranchRecord) -> dict[str, Any]:
     }
 
 
+def kept_restore_command(tip: KeptTip) -> str:
+    """The command that brings a kept branch back (refusing to overwrite one that exists)."""
+    return shlex.join(["git", "update-ref", f"refs/heads/{tip.branch}", tip.ref, ""])
+
+
+def kept_json(tip: KeptTip) -> dict[str, Any]:
+    """One kept tip as the JSON document lists it."""
+    return {"branch": tip.branch, "ref": tip.ref, "tip": tip.oid, "kept_at": tip.time,
+            "unique_commits": tip.unique, "restore": kept_restore_command(tip)}
+
+
 #: How each kind of local-only work is counted in a heading.
 KIND_LABELS = {
     LostKind.UNPUSHED_BRANCH: "branch(es)",
@@ -135,9 +147,11 @@ def lost_phrase(lost: Sequence[LostWork]) -> str:
 
 def inventory_json(inv: Inventory, *, show_all: bool = True,
                    lost: Sequence[LostWork] | None = None,
-                   lost_notes: Sequence[str] = ()) -> dict[str, Any]:
+                   lost_notes: Sequence[str] = (),
+                   kept: Sequence[KeptTip] = ()) -> dict[str, Any]:
     """The whole ``sweep --json`` document (docs/sweep-json.md). ``lost``: every piece of
-    local-only work (``None``: branches only, as the inventory knows them)."""
+    local-only work (``None``: branches only, as the inventory knows them); ``kept``: the git
+    hook's kept tips."""
     records = [r for r in inv.records if show_all or r.state is not BranchState.EXEMPT]
     d = inv.config.branches.dormancy
     summary = inv.summary()
@@ -158,6 +172,7 @@ def inventory_json(inv: Inventory, *, show_all: bool = True,
         "lost_work": None if lost is None else [i.to_json() for i in lost],
         "suggestions": _suggestions(inv),
         "branches": [record_json(r) for r in records],
+        "kept_tips": [kept_json(t) for t in kept],
         "summary": {**summary, **({"lost_work_by_kind": lost_counts(lost)}
                                   if lost is not None else {})},
     }
@@ -168,6 +183,24 @@ _STAGE_ORDER = {Stage.BLOCK: 0, Stage.NOISY: 1, Stage.ADVISORY: 2}
 
 def _age(r: BranchRecord) -> str:
     return "?" if r.age_days is None else f"{r.age_days:.0f}d"
+
+
+def _render_kept(kept: Sequence[KeptTip], console: Console) -> None:
+    """The git hook's kept tips: recoverable work of deleted or rewound branches."""
+    from rich.text import Text
+
+    console.print()
+    console.print(Text(f"Kept by the git hook ({len(kept)}): recoverable tips of deleted or "
+                       "rewound branches", style="bold"))
+    for tip in kept:
+        line = Text("  ")
+        line.append(tip.branch, style="bold")
+        only = (f"{tip.unique} commit(s) in no other ref" if tip.unique else
+                "also on another ref")
+        line.append(f"  {tip.oid.short}, kept {_date(tip.time)}, {only}")
+        console.print(line, soft_wrap=True)
+        console.print(Text(f"    restore: {kept_restore_command(tip)}", style="cyan"),
+                      soft_wrap=True)
 
 
 def _lost_section(console: Console, lost: Sequence[LostWork]) -> None:
@@ -197,10 +230,10 @@ def _lost_section(console: Console, lost: Sequence[LostWork]) -> None:
 
 def render_text(inv: Inventory, console: Console, *, show_all: bool = False,
                 lost: Sequence[LostWork] | None = None,
-                lost_notes: Sequence[str] = ()) -> None:
+                lost_notes: Sequence[str] = (), kept: Sequence[KeptTip] = ()) -> None:
     """The terminal report: LOST WORK RISK first (every kind of local-only work when ``lost``
     is given, else the branches the inventory found contained nowhere), then merged, dormant by
-    stage, live, parked."""
+    stage, live, parked, then ``kept`` (the git hook's kept tips)."""
     from rich.table import Table
     from rich.text import Text
 
@@ -279,6 +312,9 @@ def render_text(inv: Inventory, console: Console, *, show_all: bool = False,
                           detail)
         console.print()
         console.print(table)
+
+    if kept:
+        _render_kept(kept, console)
 
     if show_all:
         fixed = [r for r in records if r.state in (BranchState.DEFAULT,

@@ -8,7 +8,8 @@ sharing its id:
   :meth:`BundleInfo.to_json`, or null), ``archives`` (archives of ignored files, see
   :meth:`ArchiveInfo.to_json`; absent when there are none), ``note``, ``argv``: written BEFORE
   anything is touched;
-- ``item``: one per ref result (``ref``, ``result`` = deleted/raced/kept/failed, ``reason``);
+- ``item``: one per ref result (``ref``, ``result`` = deleted/moved/raced/kept/failed,
+  ``reason``);
 - ``end``: ``status`` = done/partial/failed;
 - ``undo``: ``status`` (done/partial/failed) and per-ref ``results`` of a ``branchkeeper undo``.
 
@@ -46,6 +47,8 @@ class ItemOutcome(Enum):
     """The per-ref result of an operation (the ``item`` event)."""
 
     DELETED = "deleted"
+    #: the ref was moved (a rewind the git-level hook kept the old tip of); undo moves it back.
+    MOVED = "moved"
     RACED = "raced"
     KEPT = "kept"
     FAILED = "failed"

@@ -1,5 +1,6 @@
 """``branchkeeper install`` and ``branchkeeper uninstall``: the hook entries of every agent host
-(issue 6, section 3; issue 14, point 3).
+(issue 6, section 3; issue 14, point 3), and with ``--git-hooks`` git's own
+``reference-transaction`` hook (issue 15).
 
 ``install [--host HOST|auto] [--scope SCOPE] [--dry-run] [--command CMD]`` merges one entry per
 hook event into the host's configuration file for the scope, keeping every other setting and
@@ -12,6 +13,12 @@ note.
 entry point installed next to ``branchkeeper``, found on PATH when the host runs the hook), any
 shell-quoted prefix, or ``absolute`` for this installation's own entry point by absolute path,
 for environments where PATH differs.
+
+``install --git-hooks`` writes the git hook shim (:mod:`branchkeeper.adapters.git_hooks`) into
+the directory git runs hooks from, chaining a hook that was there; its program defaults to
+``absolute``, this installation's ``branchkeeper`` (git runs hooks with whatever PATH its caller
+had, an editor's or a GUI's). ``uninstall --git-hooks`` removes only our shim and puts a
+chained hook back.
 """
 
 from __future__ import annotations
@@ -26,6 +33,9 @@ from branchkeeper.adapters.hosts import HOSTS
 from branchkeeper.errors import ConfigError, ExitCode, NotARepositoryError
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    from branchkeeper.adapters.git_hooks import Change as GitHookChange
     from branchkeeper.adapters.hooks.host import Host
 
 SCOPES = ("project", "local", "user")
@@ -76,7 +86,8 @@ def _each(args: argparse.Namespace, *, uninstall: bool) -> int:
     start = Path(getattr(args, "directory", None) or ".").resolve()
     root = None if args.scope == "user" and args.host != "auto" else _project_root(start)
     hosts = _hosts(args, root, uninstall=uninstall)
-    program = "" if uninstall else resolve_program(args.command, executable=sys.executable)
+    program = "" if uninstall else resolve_program(args.command or ENTRY,
+                                                   executable=sys.executable)
     for host in hosts:
         if args.scope not in host.SCOPES:
             if args.host != "auto":
@@ -131,16 +142,80 @@ def _byte_compile() -> None:
         compileall.compile_dir(Path(branchkeeper.__file__).parent, quiet=2)
 
 
+# -- git's own hook (issue 15) ----------------------------------------------------------------
+def _hooks_dir(args: argparse.Namespace) -> Path:
+    from branchkeeper.adapters import git_hooks
+    from branchkeeper.git.repo import repo_facts
+
+    start = Path(getattr(args, "directory", None) or ".").resolve()
+    git_hooks.check_git_version(start if start.is_dir() else Path("/"))
+    facts = repo_facts(start)
+    directory, note = git_hooks.hooks_dir(facts.root)
+    if note:
+        print(f"note: {note}")
+    return directory
+
+
+def _git_hook_program(value: str | None) -> str:
+    """The program the git hook shim runs: ``absolute`` (the default) is this installation's
+    ``branchkeeper`` next to the running interpreter, else ``<python> -m branchkeeper``."""
+    import shlex
+
+    if value is None or value == "absolute":
+        script = Path(sys.executable).parent / "branchkeeper"
+        if script.is_file():
+            return shlex.quote(str(script))
+        return f"{shlex.quote(sys.executable)} -m branchkeeper"
+    return resolve_program(value, executable=sys.executable)
+
+
+def _finish_git(changes: Sequence[GitHookChange], directory: Path, *, dry_run: bool,
+                verb: str) -> int:
+    for change in changes:
+        print(change.render())
+    if not changes:
+        print(f"{directory}: git hook already {verb}; nothing changed")
+    elif dry_run:
+        print(f"dry run: {directory} was not changed")
+    return int(ExitCode.OK)
+
+
+def run_install_git_hooks(args: argparse.Namespace) -> int:
+    """``install --git-hooks``: the reference-transaction shim."""
+    from branchkeeper.adapters import git_hooks
+
+    directory = _hooks_dir(args)
+    changes = git_hooks.install(directory, _git_hook_program(args.command), dry_run=args.dry_run)
+    if not args.dry_run:
+        _byte_compile()
+    return _finish_git(changes, directory, dry_run=args.dry_run, verb="installed")
+
+
+def run_uninstall_git_hooks(args: argparse.Namespace) -> int:
+    """``uninstall --git-hooks``: remove only our shim, restore a chained hook."""
+    from branchkeeper.adapters import git_hooks
+
+    directory = _hooks_dir(args)
+    changes = git_hooks.uninstall(directory, dry_run=args.dry_run)
+    return _finish_git(changes, directory, dry_run=args.dry_run, verb="uninstalled")
+
+
 def run_install(args: argparse.Namespace) -> int:
     """Merge our hook entries into each host's configuration file (and byte-compile the
-    package for the hook path, see :func:`_byte_compile`)."""
+    package for the hook path, see :func:`_byte_compile`); with ``--git-hooks`` git's own
+    hook instead."""
+    if args.git_hooks:
+        return run_install_git_hooks(args)
     if not args.dry_run:
         _byte_compile()
     return _each(args, uninstall=False)
 
 
 def run_uninstall(args: argparse.Namespace) -> int:
-    """Remove our hook entries (only ours) from each host's configuration file."""
+    """Remove our hook entries (only ours) from each host's configuration file; with
+    ``--git-hooks`` git's own hook instead."""
+    if args.git_hooks:
+        return run_uninstall_git_hooks(args)
     return _each(args, uninstall=True)
 
 
@@ -155,27 +230,37 @@ def _common(parser: argparse.ArgumentParser) -> None:
                              ".claude/settings.local.json (Claude Code only); user: the file "
                              "in your home directory")
     parser.add_argument("--dry-run", action="store_true", help="print the changes, write nothing")
+    parser.add_argument("--git-hooks", action="store_true",
+                        help="git's reference-transaction hook (the git-level safety net for "
+                             "branch deletions and rewinds, docs/git-hook.md) instead of an agent "
+                             "host's hooks")
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add the ``install`` and ``uninstall`` commands."""
     install = subparsers.add_parser(
-        "install", help="install the agent-host hooks",
+        "install", help="install the agent-host hooks (--git-hooks: git's own hook)",
         description="Merge one branchkeeper entry per hook event into the agent host's "
                     "configuration file for the scope (Claude Code by default: "
                     ".claude/settings.json), keeping every other setting and hook; running it "
                     "twice changes nothing. Each entry runs `branchkeeper-hook HOST EVENT`. "
-                    "See docs/hosts.md.")
+                    "See docs/hosts.md. With --git-hooks, write git's reference-transaction "
+                    "hook instead: every branch deletion or rewind that would lose commits is "
+                    "kept (or refused, branches.git_hook.mode), whoever runs it "
+                    "(docs/git-hook.md).")
     _common(install)
-    install.add_argument("--command", default=ENTRY, metavar="CMD",
-                         help=f"program the hooks run: '{ENTRY}' (default, on PATH), a "
-                              "shell-quoted prefix, or 'absolute' for this installation's "
-                              "absolute path")
+    install.add_argument("--command", default=None, metavar="CMD",
+                         help=f"program the hooks run: '{ENTRY}' (default for an agent host, "
+                              "on PATH), a shell-quoted prefix, or 'absolute' for this "
+                              "installation's absolute path (the default for --git-hooks, "
+                              "with 'branchkeeper')")
     install.set_defaults(func=run_install)
     uninstall = subparsers.add_parser(
-        "uninstall", help="remove the agent-host hooks",
+        "uninstall", help="remove the agent-host hooks (--git-hooks: git's own hook)",
         description="Remove branchkeeper's entries (only those) from the agent host's "
                     "configuration file for the scope; a file left holding nothing else is "
-                    "removed. Every other setting and hook stays.")
+                    "removed. Every other setting and hook stays. With --git-hooks, remove "
+                    "git's reference-transaction hook if it is branchkeeper's, and put back a "
+                    "hook it had chained.")
     _common(uninstall)
     uninstall.set_defaults(func=run_uninstall)

@@ -17,9 +17,11 @@ from branchkeeper.adapters.common import (
     stdout_console,
 )
 from branchkeeper.analysis.inventory import Inventory, build_inventory
+from branchkeeper.analysis.kept import KeptTip, read_kept
 from branchkeeper.analysis.lost_work import LostWork, inventory_lost_work
 from branchkeeper.errors import ExitCode, UsageError
 from branchkeeper.git.repo import repo_facts
+from branchkeeper.git.run import GitError
 from branchkeeper.model.records import Stage
 from branchkeeper.render.sweep import inventory_json, render_text
 from branchkeeper.state.config_cache import load_config_cached
@@ -92,16 +94,26 @@ def _inventory(facts_dir: Path | None, args: argparse.Namespace | None, *, budge
     return build_inventory(facts, config, budget_ms=budget_ms, use_cache=use_cache)
 
 
+def _kept(inv: Inventory) -> list[KeptTip]:
+    """The git hook's kept tips (one for-each-ref; a rev-list only when there are some)."""
+    try:
+        return read_kept(inv.facts.root)
+    except GitError:
+        return []
+
+
 def emit(inv: Inventory, *, as_json: bool, show_all: bool,
          lost: tuple[list[LostWork], list[str]] | None = None) -> None:
     items, notes = lost if lost is not None else (None, [])
+    kept = _kept(inv)
     if as_json:
         # Indented for a person at a terminal; compact (the C encoder, fast) for scripts.
         indent = 2 if sys.stdout.isatty() else None
-        doc = inventory_json(inv, show_all=True, lost=items, lost_notes=notes)
+        doc = inventory_json(inv, show_all=True, lost=items, lost_notes=notes, kept=kept)
         sys.stdout.write(json.dumps(doc, indent=indent, ensure_ascii=False) + "\n")
     else:
-        render_text(inv, stdout_console(), show_all=show_all, lost=items, lost_notes=notes)
+        render_text(inv, stdout_console(), show_all=show_all, lost=items, lost_notes=notes,
+                    kept=kept)
 
 
 def run_clean(args: argparse.Namespace) -> int:
