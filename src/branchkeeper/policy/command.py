@@ -4,7 +4,8 @@ decision into one (issue 5 section 3; first document sections 3, 4, 7, 11, 12, 1
 :func:`decide_command` is what the PreToolUse hook and ``branchkeeper check`` call for a Bash
 command an agent is about to run. It reads the command (:mod:`branchkeeper.shell`), denies
 what it cannot read or may not take (:mod:`~branchkeeper.policy.unread`), follows git
-aliases, and asks each family in turn: creation, evacuation, removal, ``rm``, discard;
+aliases, and asks each family in turn: creation, evacuation, removal, ``rm``, discard (and,
+before them, whether the command switches git's own hook off, ``hooks_bypass``);
 :func:`~branchkeeper.policy.decision.combine` keeps the most severe decision and the others'
 reasons as context. The Agent / WorktreeCreate route is
 :func:`branchkeeper.policy.creation.decide_creation`; the same-turn evacuation records come
@@ -32,6 +33,7 @@ from branchkeeper.policy.deletion import deletion_decisions
 from branchkeeper.policy.discard import discard_decisions
 from branchkeeper.policy.evacuation import evacuate_destroy
 from branchkeeper.policy.facts import GuardRepos
+from branchkeeper.policy.hooks_bypass import bypass_decisions
 from branchkeeper.policy.plan import (
     DESTRUCTIVE_SUBCOMMANDS,
     KNOWN_GIT_COMMANDS,
@@ -76,6 +78,9 @@ def _decide_text(command: str, cwd: str, evacuations: Sequence[EvacuationRecord]
             return consent_decision()  # only a person at a terminal consents (no git)
         parsed = parse_command(command, cwd=cwd, home=os.environ.get("HOME") or None,
                            env=os.environ)
+        bypass = bypass_decisions(command, parsed)  # text and filesystem only (no git)
+        if bypass:
+            return combine(bypass)
         why = unread_destructive(parsed)
         if why is not None:
             return unread_decision(why)
@@ -173,6 +178,7 @@ def rule_ids() -> tuple[str, ...]:
         deletion,
         discard,
         evacuation,
+        hooks_bypass,
         push,
         removal,
         rm,
@@ -181,8 +187,8 @@ def rule_ids() -> tuple[str, ...]:
         unread,
     )
 
-    found = {value for module in (creation, deletion, discard, evacuation, push, removal, rm,
-                                  stop, tamper, unread)
+    found = {value for module in (creation, deletion, discard, evacuation, hooks_bypass, push,
+                                  removal, rm, stop, tamper, unread)
              for name, value in vars(module).items()
              if name.startswith("R_") and isinstance(value, str) and value.startswith("R-")}
     return tuple(sorted(found))

@@ -109,6 +109,9 @@ def needs_guard(command: str, *, cwd: str) -> bool:
         return True  # only a person at a terminal consents; the guard says so
     if _names_protected(command) or _names_protected(cwd):
         return True  # R-BRANCHKEEPER-TAMPER reads every path the command writes
+    if "BRANCHKEEPER_OWN_DELETE" in command or "reference-transaction" in command or \
+            "hooks" in command.lower():
+        return True  # may switch git's own hook off (R-GIT-HOOKS-BYPASS)
     if not might_matter(command):
         return False
     from branchkeeper.shell.gitargv import config_from_env, evacuation
