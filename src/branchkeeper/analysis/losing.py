@@ -22,7 +22,8 @@ from pathlib import Path
 from typing import NamedTuple
 
 from branchkeeper.git.parse import records
-from branchkeeper.git.run import GitExit, run_git
+from branchkeeper.git.repo import read_remote_config
+from branchkeeper.git.run import run_git
 from branchkeeper.git.types import Oid
 
 #: Timeout of each git call, in seconds: the hook runs while git holds the refs' locks.
@@ -121,13 +122,6 @@ def _same_trees(root: Path, pairs: Sequence[tuple[Oid, Oid]]) -> set[tuple[Oid, 
     return {pair for i, pair in enumerate(pairs) if trees[2 * i] == trees[2 * i + 1]}
 
 
-def _partial_clone(root: Path) -> bool:
-    """Whether objects may be missing on purpose (a promisor remote): then no blob is read."""
-    res = run_git(["config", "--get-regexp", r"^(extensions\.partialclone|remote\..*\.promisor)$"],
-                  cwd=root, check=False, timeout=TIMEOUT_S)
-    return res.returncode == GitExit.OK and bool(res.stdout.strip())
-
-
 def _equivalent(root: Path, lost: set[Oid], old: Oid, new: Oid) -> set[Oid]:
     """The commits of ``lost`` whose patch-id appears among the new tip's own commits (the
     sweep's batched patch-ids; no cache file is written from a hook)."""
@@ -171,8 +165,8 @@ def losing_updates(root: Path, candidates: Sequence[Candidate], *,
         if c.new is not None:
             if (c.old, c.new) in same:
                 continue
-            if partial is None:
-                partial = _partial_clone(root)
+            if partial is None:  # objects may be missing on purpose: read no blob then
+                partial = read_remote_config(root, "origin").partial_clone
             if not partial:
                 commits = commits - _equivalent(root, commits, c.old, c.new)
             if not commits:
