@@ -36,6 +36,7 @@ _BLOCK_COMMENTS: dict[str, str] = {
     "stop_guard": "The Stop guard: no dirty or unpushed work left behind when an agent stops.",
     "force_removal": "Lossless `git worktree remove --force` and `git branch -D`.",
     "evacuation": "Refuse copying work out of a worktree and then destroying it.",
+    "git_hook": "The git hook of `install --git-hooks`: keep or refuse a lossy branch change.",
     "cleanup_after_merge": "Delete a merged branch and its worktree after the merge.",
     "sweep": "Bounds of the inventory.",
     "worktrees": "Worktree removal: what must be kept, what may be lost.",
