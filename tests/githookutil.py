@@ -15,7 +15,7 @@ from branchkeeper.adapters.cli import main
 from branchkeeper.adapters.commands.log import operation_json
 from branchkeeper.analysis.kept import parse_kept_ref
 from branchkeeper.state.journal import Journal
-from tests.gitrepo import GitRepo
+from tests.gitrepo import NOW, GitRepo
 
 #: This installation's console script: what ``install --git-hooks`` writes by default.
 PROGRAM = Path(sys.executable).parent / "branchkeeper"
@@ -61,14 +61,15 @@ def kept(repo: GitRepo) -> dict[str, str]:
     return dict(line.split(" ") for line in out.splitlines() if line)
 
 
-def kept_by_branch(repo: GitRepo, *, since: int, until: int) -> dict[str, str]:
-    """Kept tips as branch -> oid, checking each name's time lies in [since, until]."""
+def kept_by_branch(repo: GitRepo) -> dict[str, str]:
+    """Kept tips as branch -> oid, checking each is named for the product's "now" (the suite
+    pins it to ``NOW``)."""
     out: dict[str, str] = {}
     for ref, oid in kept(repo).items():
         parsed = parse_kept_ref(ref)
         assert parsed is not None, ref
-        branch, when = parsed
-        assert since <= when <= until, (ref, since, until)
+        branch, _when = parsed
+        assert ref == f"refs/branchkeeper/kept/{branch}/{NOW}", ref
         out[branch] = oid
     return out
 

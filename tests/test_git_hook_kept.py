@@ -13,7 +13,7 @@ from branchkeeper.adapters.cli import main
 from branchkeeper.errors import ConfigError
 from branchkeeper.model.config_file import load_config
 from tests.githookutil import install, kept, operations, set_mode, undo
-from tests.gitrepo import GitRepo
+from tests.gitrepo import NOW, GitRepo
 
 DAY = 86400
 
@@ -61,7 +61,7 @@ def test_the_sweep_lists_kept_tips_as_recoverable(repo: GitRepo,
 
 def test_prune_expires_old_kept_tips_behind_a_bundle(repo: GitRepo,
                                                      capsys: pytest.CaptureFixture[str]) -> None:
-    now = int(time.time())
+    now = NOW
     old_ref = f"refs/branchkeeper/kept/gone/{now - 31 * DAY}"
     young_ref = f"refs/branchkeeper/kept/gone/{now - 29 * DAY}"
     tip = repo.rev("gone")
@@ -93,7 +93,7 @@ def test_prune_expires_old_kept_tips_behind_a_bundle(repo: GitRepo,
 def test_prune_keeps_kept_tips_when_keep_days_is_longer(repo: GitRepo,
                                                         capsys: pytest.CaptureFixture[str]) -> None:
     set_mode(repo, "keep", keep_days=60)
-    ref = f"refs/branchkeeper/kept/gone/{int(time.time()) - 31 * DAY}"
+    ref = f"refs/branchkeeper/kept/gone/{NOW - 31 * DAY}"
     repo.git("update-ref", ref, repo.rev("gone"))
     assert main(["-C", str(repo.path), "prune", "--no-fetch"]) == 0
     capsys.readouterr()

@@ -9,9 +9,9 @@ message; nothing is corrupted.
 from __future__ import annotations
 
 import contextlib
-import time
 from collections.abc import Callable, Iterator, Sequence
 
+from branchkeeper import clock
 from branchkeeper.actions.cleanup import Plan, plan_delete, plan_prune, plan_sweep_clean
 from branchkeeper.actions.cleanup_exec import Outcome, compact_base, dry_run, execute
 from branchkeeper.actions.interrupt import Signals, deferred_signals, interrupted_message
@@ -129,7 +129,7 @@ def run_prune(facts: RepoFacts, config: Config, *, fetch: bool, dry: bool,
                                    worktrees=inv.worktrees)
         plan = plan_prune(inv, ctx)
         expiry = expire_kept(facts.root, facts.common_dir,
-                             keep_days=config.branches.git_hook.keep_days, now=int(time.time()),
+                             keep_days=config.branches.git_hook.keep_days, now=int(clock.now()),
                              base=compact_base(plan), dry=dry)
         plan.notes[:0] = [*notes, *([expiry.note] if expiry.note else [])]
         if dry:

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import os
 import sys
-import time
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -74,6 +73,7 @@ def _settings(main_root: Path, common: Path) -> tuple[str, str, str]:
 def run_hook(state: str, data: bytes) -> int:
     """Do the hook's work for ``state`` with git's stdin ``data``; return the exit status.
     Raises on internal errors (:func:`main_fast` logs them and exits 0)."""
+    from branchkeeper import clock
     from branchkeeper.actions import githook
     from branchkeeper.actions.refupdate import OWN_DELETE_ENV
     from branchkeeper.git.reftx import parse_updates
@@ -87,7 +87,7 @@ def run_hook(state: str, data: bytes) -> int:
     pid = _git_pid()
     ctx = githook.HookContext(root, common, pid, mode, remote,
                               os.environ.get(OWN_DELETE_ENV) or None, _git_argv(pid),
-                              int(time.time()))
+                              int(clock.now()))
     if state == "prepared":
         refused = githook.on_prepared(ctx, updates)
         for losing in refused:
