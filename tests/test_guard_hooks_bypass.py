@@ -3,11 +3,13 @@ off for one call or for good, and leaves everything else alone."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
 
-from branchkeeper.adapters.claude.events import needs_guard
+from branchkeeper.adapters.hooks.fast import silent
+from branchkeeper.adapters.hooks.glue import needs_guard
 from branchkeeper.policy.command import decide_command
 from branchkeeper.policy.principle import BRANCH_LIMIT_PRINCIPLE
 from tests.githookutil import install
@@ -60,6 +62,22 @@ ALLOWED = [
     "branchkeeper install --git-hooks",
     "cp .git/hooks/reference-transaction /tmp/copy",
 ]
+
+
+#: A Claude Code PreToolUse shell event, as the raw-bytes fast path reads it.
+FAST = ("tool_name", frozenset({"Bash"}), ("tool_input", "command"), "pre", b"", frozenset())
+
+
+def _raw(command: str) -> bytes:
+    return json.dumps({"tool_name": "Bash", "tool_input": {"command": command}}).encode()
+
+
+@pytest.mark.parametrize("command", ["export BRANCHKEEPER_OWN_DELETE=x",
+                                     "chmod -x /shared/hooks/reference-transaction",
+                                     "cp /bin/true /opt/HOOKS/reference-transaction"])
+def test_the_raw_fast_path_sends_bypass_words_to_the_guard(command: str) -> None:
+    assert silent(_raw(command), FAST) is None
+    assert silent(_raw("chmod -x /shared/tools/run"), FAST) == b""
 
 
 @pytest.mark.parametrize("command", list(DENIED))

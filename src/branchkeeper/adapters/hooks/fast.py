@@ -33,12 +33,17 @@ CONSENT_FLAG = "--allow-unproven"
 #: whose path holds one (a relative write there needs no such word), goes to the guard.
 PROTECTED_HINTS = ("branchkeeper", ".claude", ".codex", ".cursor", ".gemini", ".github",
                    ".copilot", "hooks", ".git/", "/.git", "plugin.json")
+#: Words, in any case, of a command that may switch git's own hook off (the hooks directory,
+#: ``core.hooksPath``, the hook file, our own deletes' variable): always judged by the guard
+#: (``R-GIT-HOOKS-BYPASS``), even with no git or rm in them.
+BYPASS_WORDS = ("hooks", "reference-transaction", "branchkeeper_own_delete")
 
 _WORDS = tuple(w.encode() for w in (*GUARD_WORDS, *PROTECTED_HINTS))
 _HINTS = tuple(w.encode() for w in PROTECTED_HINTS)
 _CWD = (b"cwd",)
 _HIDDEN = frozenset(HIDDEN_SPELLING.encode())
 _CONSENT = CONSENT_FLAG.encode()
+_BYPASS = tuple(w.encode() for w in BYPASS_WORDS)
 _SPACE = frozenset(b" \t\r\n")
 _MAX_DEPTH = 32
 #: A wanted key whose value is not a string.
@@ -144,7 +149,10 @@ def _risky(command: bytes) -> bool:
     for word in _WORDS:
         if word in command:
             return True
-    return _CONSENT in command or not _HIDDEN.isdisjoint(command)
+    if _CONSENT in command or not _HIDDEN.isdisjoint(command):
+        return True
+    lowered = command.lower()
+    return any(word in lowered for word in _BYPASS)
 
 
 def silent(data: bytes, spec: "FastSpec") -> "bytes | None":
@@ -155,7 +163,7 @@ def silent(data: bytes, spec: "FastSpec") -> "bytes | None":
     ``"post"``, silent bytes, tool names with nothing to judge or record). Before a tool, the
     command must hold none of :data:`GUARD_WORDS`, :data:`PROTECTED_HINTS`,
     :data:`CONSENT_FLAG` and :data:`HIDDEN_SPELLING`, and the payload's ``cwd`` must be a string
-    holding no :data:`PROTECTED_HINTS`; after a tool, no ``git`` (nothing else is recorded).
+    holding no :data:`PROTECTED_HINTS`, nor :data:`BYPASS_WORDS` in any case; after a tool, no ``git`` (nothing else is recorded).
     """
     tool_key, tools, command_path, when, quiet, ignored = spec
     command_key = tuple(k.encode() for k in command_path)

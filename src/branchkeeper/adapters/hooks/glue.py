@@ -22,6 +22,7 @@ import os
 import time
 
 from branchkeeper.adapters.hooks.fast import (
+    BYPASS_WORDS,
     CONSENT_FLAG,
     GUARD_WORDS,
     HIDDEN_SPELLING,
@@ -109,8 +110,8 @@ def needs_guard(command: str, *, cwd: str) -> bool:
         return True  # only a person at a terminal consents; the guard says so
     if _names_protected(command) or _names_protected(cwd):
         return True  # R-BRANCHKEEPER-TAMPER reads every path the command writes
-    if "BRANCHKEEPER_OWN_DELETE" in command or "reference-transaction" in command or \
-            "hooks" in command.lower():
+    lowered = command.lower()
+    if any(word in lowered for word in BYPASS_WORDS):
         return True  # may switch git's own hook off (R-GIT-HOOKS-BYPASS)
     if not might_matter(command):
         return False
