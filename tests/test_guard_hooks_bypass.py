@@ -11,7 +11,9 @@ import pytest
 from branchkeeper.adapters.hooks.fast import silent
 from branchkeeper.adapters.hooks.glue import needs_guard
 from branchkeeper.policy.command import decide_command
+from branchkeeper.policy.hooks_bypass import bypass_decisions
 from branchkeeper.policy.principle import BRANCH_LIMIT_PRINCIPLE
+from branchkeeper.shell.parse import parse_command
 from tests.githookutil import install
 from tests.gitrepo import GitRepo
 
@@ -26,6 +28,7 @@ def repo(tmp_path: Path) -> GitRepo:
     return repo
 
 
+#: One-call switches: denied outright.
 DENIED = {
     "git -c core.hooksPath=/dev/null branch -D x": "`git -c core.hooksPath=...` runs git without its hooks",
     "git -c CORE.HOOKSPATH=/tmp status": "`git -c core.hooksPath=...` runs git without its hooks",
@@ -37,6 +40,10 @@ DENIED = {
         "`GIT_CONFIG_PARAMETERS` sets core.hooksPath",
     "GIT_CONFIG_GLOBAL=../evil.gitconfig git branch -D x":
         "`GIT_CONFIG_GLOBAL` points git at a configuration that may set core.hooksPath",
+}
+#: Lasting changes of the installed hook: asked of a person (as every change that weakens
+#: branchkeeper is, R-BRANCHKEEPER-TAMPER), never decided by the agent.
+ASKED = {
     "git config core.hooksPath /dev/null": "`git config core.hooksPath` moves git's hooks away",
     "git config --unset core.hooksPath": "`git config core.hooksPath` moves git's hooks away",
     "echo 'exit 0' > .git/hooks/reference-transaction":
@@ -90,6 +97,31 @@ def test_denied(repo: GitRepo, command: str) -> None:
         f"{why[0].upper()}{why[1:]}: that switches off git's safety net (the "
         "reference-transaction hook that keeps the commits a branch deletion or rewind would "
         "lose).")
+
+
+@pytest.mark.parametrize("command", list(ASKED))
+def test_asked(repo: GitRepo, command: str) -> None:
+    assert needs_guard(command, cwd=str(repo.path))
+    why = ASKED[command].format(repo=repo.path)
+    reason = (f"{why[0].upper()}{why[1:]}: that changes git's safety net (the "
+              "reference-transaction hook that keeps the commits a branch deletion or rewind "
+              "would lose). An agent may not switch it off; a person decides.")
+    [own] = bypass_decisions(command, parse_command(command, cwd=str(repo.path)))
+    assert (own.verdict.value, own.rule_id, own.reason) == ("ask", "R-GIT-HOOKS-BYPASS", reason)
+    decision = decide_command(command, cwd=str(repo.path))
+    # the tamper rule may ask about the same change first; ours is then one of its lines
+    assert decision.verdict.value == "ask"
+    if decision.rule_id == "R-GIT-HOOKS-BYPASS":
+        assert decision.reason == reason
+    else:
+        assert decision.rule_id == "R-BRANCHKEEPER-TAMPER"
+        assert f"Also [R-GIT-HOOKS-BYPASS]: {reason}" in decision.context
+
+
+def test_a_one_call_switch_outranks_the_question(repo: GitRepo) -> None:
+    command = "git -c core.hooksPath=/dev/null config core.hooksPath /dev/null"
+    decision = decide_command(command, cwd=str(repo.path))
+    assert (decision.verdict.value, decision.rule_id) == ("deny", "R-GIT-HOOKS-BYPASS")
 
 
 @pytest.mark.parametrize("command", ALLOWED)

@@ -28,7 +28,7 @@ from branchkeeper.analysis.guard_facts import (
 )
 from branchkeeper.errors import BranchkeeperError
 from branchkeeper.policy.creation import judge_creation
-from branchkeeper.policy.decision import ALLOW, Decision, EvacuationRecord, combine
+from branchkeeper.policy.decision import ALLOW, Decision, EvacuationRecord, Verdict, combine
 from branchkeeper.policy.deletion import deletion_decisions
 from branchkeeper.policy.discard import discard_decisions
 from branchkeeper.policy.evacuation import evacuate_destroy
@@ -79,15 +79,15 @@ def _decide_text(command: str, cwd: str, evacuations: Sequence[EvacuationRecord]
         parsed = parse_command(command, cwd=cwd, home=os.environ.get("HOME") or None,
                            env=os.environ)
         bypass = bypass_decisions(command, parsed)  # text and filesystem only (no git)
-        if bypass:
-            return combine(bypass)
+        if any(d.verdict is Verdict.DENY for d in bypass):
+            return combine(bypass)  # a one-call switch of git's hook: nothing outranks it
         why = unread_destructive(parsed)
         if why is not None:
             return unread_decision(why)
         plan = plan_command(parsed)
         gits = git_invocations(parsed)
         tampering = tamper_in(parsed, cwd, home=os.environ.get("HOME") or None, env=os.environ)
-        early = [*tampering, *(unparsed_decision(f"`{describe(g)}` runs a git alias", why)
+        early = [*tampering, *bypass, *(unparsed_decision(f"`{describe(g)}` runs a git alias", why)
                                for g in gits if (why := inline_alias_problem(g)) is not None)]
         early += _aliases(gits, evacuations, depth,  # a git process only for unknown words
                           defined_here=writes_git_config(parsed))

@@ -8,8 +8,14 @@ overrides of ``core.hooksPath`` (``GIT_CONFIG_COUNT``/``KEY_n``, ``GIT_CONFIG_PA
 ``GIT_CONFIG_GLOBAL``/``SYSTEM`` file that sets it), ``git config core.hooksPath VALUE``,
 writing, moving, removing or changing the mode of the hook file (or the directory holding it)
 through the shell, ``branchkeeper uninstall --git-hooks``, ``install --git-hooks --command``,
-and setting the variable our own bundled deletes carry. Each is denied. A text and filesystem
-check: no git process.
+and setting the variable our own bundled deletes carry.
+
+Two verdicts. What switches the net off for ONE call (``-c``/``--config-env``, the
+``GIT_CONFIG_*`` overrides, the own-delete variable) is denied: nobody needs it, and a person
+who does runs git themselves. What changes the installed hook for good (``git config
+core.hooksPath``, the hook file or its directory, ``uninstall``/``install --command``) is a
+change of branchkeeper's own protection, which a person decides (``R-BRANCHKEEPER-TAMPER``,
+issue 19): it is asked, like every such change. A text and filesystem check: no git process.
 """
 
 from __future__ import annotations
@@ -39,6 +45,7 @@ _READS = ("--get", "--get-all", "--get-regexp", "--get-urlmatch", "-l", "--list"
 
 
 def _deny(what: str) -> Decision:
+    """A one-call switch: denied."""
     return Decision(
         Verdict.DENY, R_HOOKS_BYPASS,
         f"{what}: that switches off git's safety net (the reference-transaction hook that keeps "
@@ -46,6 +53,18 @@ def _deny(what: str) -> Decision:
         "Run the command without it. To delete a branch whose work is not merged, save it "
         "first (`git push -u <remote> NAME`) or use `branchkeeper delete -- NAME`, which "
         "bundles it; changing the hook is for a human (`branchkeeper uninstall --git-hooks`).")
+
+
+def _ask(what: str) -> Decision:
+    """A lasting change of the installed hook: a person decides."""
+    return Decision(
+        Verdict.ASK, R_HOOKS_BYPASS,
+        f"{what}: that changes git's safety net (the reference-transaction hook that keeps the "
+        "commits a branch deletion or rewind would lose). An agent may not switch it off; a "
+        "person decides.",
+        "Ask a human to make this change (what a person runs outside the agent is never "
+        "judged). To delete a branch whose work is not merged, save it first (`git push -u "
+        "<remote> NAME`) or use `branchkeeper delete -- NAME`, which bundles it.")
 
 
 def _ours(path: str) -> bool:
@@ -109,7 +128,8 @@ def _paths(inv: Invocation) -> list[str]:
     return out
 
 
-def _git_problem(inv: Invocation) -> str:
+def _git_one_call(inv: Invocation) -> str:
+    """Why ``inv`` runs git without its hooks for this one call (``""``: it does not)."""
     g = git_invocation(inv)
     if g is None:
         return ""
@@ -119,8 +139,14 @@ def _git_problem(inv: Invocation) -> str:
             any(a.lower() == "--config-env" and _KEY in b.lower()
                 for a, b in zip(inv.argv[1:], inv.argv[2:], strict=False)):
         return "`git --config-env core.hooksPath=...` runs git without its hooks"
-    if g.subcommand == "config" and any(a.lower() == _KEY for a in g.args) and \
-            not any(a in _READS for a in g.args):
+    return ""
+
+
+def _git_config(inv: Invocation) -> str:
+    """Why ``inv`` (``git config``) moves git's hooks away for good (``""``: it does not)."""
+    g = git_invocation(inv)
+    if g is not None and g.subcommand == "config" and any(a.lower() == _KEY for a in g.args) \
+            and not any(a in _READS for a in g.args):
         return "`git config core.hooksPath` moves git's hooks away"
     return ""
 
@@ -139,18 +165,22 @@ def _branchkeeper_problem(inv: Invocation) -> str:
 
 
 def bypass_decisions(command: str, parsed: ParsedCommand) -> list[Decision]:
-    """One deny per way ``command`` (already ``parsed``) switches the git hook off; ``[]`` when
-    it does none of that."""
+    """The ways ``command`` (already ``parsed``) switches the git hook off: a deny for a
+    one-call switch (the first found), else an ask for a lasting change of the hook (the first
+    found); ``[]`` when it does none of that."""
     if OWN_DELETE_ENV in command:
         return [_deny(f"The command sets `{OWN_DELETE_ENV}`, which only branchkeeper's own "
                       "bundled deletes carry")]
     for inv in parsed.invocations:
-        why = (_env_problem(inv.env, inv.env_dynamic, inv.cwd) or _git_problem(inv)
-               or _branchkeeper_problem(inv))
+        why = _env_problem(inv.env, inv.env_dynamic, inv.cwd) or _git_one_call(inv)
+        if why:
+            return [_deny(why[0].upper() + why[1:])]
+    for inv in parsed.invocations:
+        why = _git_config(inv) or _branchkeeper_problem(inv)
         if not why:
             hit = next((p for p in _paths(inv) if _ours(p)), None)
             if hit is not None:
                 why = f"`{inv.name}` changes {hit}, the git hook (or what holds it)"
         if why:
-            return [_deny(why[0].upper() + why[1:])]
+            return [_ask(why[0].upper() + why[1:])]
     return []
