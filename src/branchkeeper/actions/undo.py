@@ -190,6 +190,8 @@ def undo_operation(repo: Path, common_dir: Path, op_id: str | None, *, dry_run: 
     with repo_lock(common_dir, MUTATION_LOCK, wait_s=lock_wait_s), \
             deferred_signals("the undo"):
         report = _plan(repo, operation, act=True)
+        if operation.op in WORKTREE_OPS:
+            report = _readd_worktrees(repo, operation, report)
         fault("undo.after_create")
         results = {i.ref: (i.outcome.value, i.reason) for i in report.items}
         results.update({a.key: (a.outcome.value, a.reason) for a in report.archives})
@@ -263,6 +265,48 @@ def _undo_archive(repo: Path, info: ArchiveInfo, *, act: bool) -> ArchiveUndo:
                                        done.kept[0]]), recreated)
     return ArchiveUndo(info, UndoOutcome.RESTORED, done.restored, (),
                        f"{len(done.restored)} file(s) restored", "", recreated)
+
+
+#: The operations that removed a worktree (``worktree reap``, also from ``prune``'s background
+#: reap): their undo adds the worktree back once its branch (or pinned commit) is there.
+WORKTREE_OPS = frozenset({"worktree-remove", "archive"})
+
+
+def _worktree_add_argv(item: JournalItem) -> list[str] | None:
+    """The ``git worktree add ...`` arguments the reap journaled for ``item`` (a step of its
+    restore command, written with ``shlex.join``), without ``git``; ``None`` when there is
+    none."""
+    for step in item.restore.split(" && "):
+        try:
+            words = shlex.split(step)
+        except ValueError:
+            continue
+        if words[:3] == ["git", "worktree", "add"]:
+            return words[1:]
+    return None
+
+
+def _readd_worktrees(repo: Path, operation: Operation, report: UndoReport) -> UndoReport:
+    """Add back each removed worktree whose ref is restored or present and whose directory
+    does not exist again (an undone archive of its ignored files re-creates it first); the
+    outcome's reason says what happened."""
+    items = list(report.items)
+    for n, (journaled, done) in enumerate(zip(operation.items, report.items, strict=True)):
+        argv = _worktree_add_argv(journaled)
+        if argv is None or done.outcome not in (UndoOutcome.RESTORED, UndoOutcome.PRESENT):
+            continue
+        path = Path(next(a for a in argv[2:] if not a.startswith("-")))
+        if path.exists():
+            continue
+        res = run_git(argv, cwd=repo, check=False)
+        if res.returncode == 0:
+            items[n] = replace(done, reason=f"worktree {path} added back")
+        else:
+            why = res.stderr.decode("utf-8", "replace").strip().splitlines()[:1]
+            items[n] = replace(done, reason=f"worktree {path} not added back "
+                                            f"({why[0] if why else 'git failed'})",
+                               command=shlex.join(["git", *argv]))
+    return replace(report, items=tuple(items))
 
 
 def _plan(repo: Path, operation: Operation, *, act: bool) -> UndoReport:
