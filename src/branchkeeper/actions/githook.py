@@ -157,7 +157,10 @@ def keep(ctx: HookContext, losing: Sequence[Losing], *, why: str = "") -> KeepRe
     note = f"kept by the reference-transaction hook after `{command}`" + (f"; {why}" if why else "")
     items = [JournalItem(x.ref, x.old, None, _restore(x), new=x.new) for x in losing]
     op_id = journal.begin(OP_NAME, items, bundle=None, note=note, argv=ctx.git_argv or ["git"])
-    results = create_refs(ctx.root, {names[x.ref]: x.old for x in losing}, must_not_exist=True)
+    # git may still hold packed-refs.lock here (a packed ref's deletion commits its packed-refs
+    # part first): no stale-lock pre-check, git's own locking applies
+    results = create_refs(ctx.root, {names[x.ref]: x.old for x in losing}, must_not_exist=True,
+                          check_locks=False)
     kept: list[tuple[Losing, str, str]] = []
     outcomes: list[ItemResult] = []
     for x in losing:
