@@ -163,7 +163,8 @@ def silent(data: bytes, spec: "FastSpec") -> "bytes | None":
     ``"post"``, silent bytes, tool names with nothing to judge or record). Before a tool, the
     command must hold none of :data:`GUARD_WORDS`, :data:`PROTECTED_HINTS`,
     :data:`CONSENT_FLAG` and :data:`HIDDEN_SPELLING`, and the payload's ``cwd`` must be a string
-    holding no :data:`PROTECTED_HINTS`, nor :data:`BYPASS_WORDS` in any case; after a tool, no ``git`` (nothing else is recorded).
+    holding no :data:`PROTECTED_HINTS`, nor :data:`BYPASS_WORDS` in any case; after a tool, no
+    ``git`` (nothing else is recorded).
     """
     tool_key, tools, command_path, when, quiet, ignored = spec
     command_key = tuple(k.encode() for k in command_path)
