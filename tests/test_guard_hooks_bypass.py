@@ -76,7 +76,8 @@ FAST = ("tool_name", frozenset({"Bash"}), ("tool_input", "command"), "pre", b"",
 
 
 def _raw(command: str) -> bytes:
-    return json.dumps({"tool_name": "Bash", "tool_input": {"command": command}}).encode()
+    return json.dumps({"tool_name": "Bash", "cwd": "/srv/work",
+                       "tool_input": {"command": command}}).encode()
 
 
 @pytest.mark.parametrize("command", ["export BRANCHKEEPER_OWN_DELETE=x",
