@@ -52,7 +52,7 @@ def test_c11_superseded_whole_records(remote_and_clone: tuple[GitRepo, GitRepo])
     _, w = remote_and_clone
     ids = c11(w, b2_keeps_the_line=False)
     inv = inventory(w)
-    ways_out = ("park it (branchkeeper park -- B1 --reason '...') or delete it deliberately "
+    ways_out = ("park it (branchkeeper park --reason '...' -- B1) or delete it deliberately "
                 "(branchkeeper delete --allow-unproven --reason '...' -- B1)")
     reason = f"superseded: 1 changed line(s) in 1 path(s) did not land with B2 as {ids['S'][:10]}; {ways_out}"
     assert record(inv, "B1") == {
@@ -100,7 +100,7 @@ def test_c11_superseded_in_the_text_report(remote_and_clone: tuple[GitRepo, GitR
         "(never deleted by a proof)\n"
         f"  B1  1 changed line(s) did not land with B2 as {ids['S'][:10]}, 11d old\n"
         "    lib.py  +1 -0\n"
-        "    park it: branchkeeper park -- B1 --reason '...'\n"
+        "    park it: branchkeeper park --reason '...' -- B1\n"
         "    or delete it deliberately: branchkeeper delete --allow-unproven --reason '...' -- B1")
     assert "1 patch_equivalent, 1 superseded" in text
 

@@ -199,7 +199,8 @@ def _work_record(ev: Evidence, n: str, info: RefInfo, has_local: bool, rem: RefI
     if verdict.superseded is not None and not unstarted:
         sup = verdict.superseded
         superseded = Supersession(sup.holder, sup.base, sup.landed_as, sup.changes,
-                                  sup.conflicted, tuple(names_at.get(sup.holder, ())))
+                                  sup.conflicted,
+                                  tuple(dict.fromkeys(names_at.get(sup.holder, ()))))
     state, reason, proof = _state(ev, verdict, unstarted=unstarted, parked=parked, age=age,
                                   stage_of=stage_of)
     if superseded is not None and state in (BranchState.DORMANT, BranchState.LIVE):

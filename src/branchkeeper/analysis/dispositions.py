@@ -52,7 +52,9 @@ def describe(proof: Proof) -> str:
     known); a squash found by merging says so."""
     base = proof.base.removeprefix("refs/remotes/").removeprefix("refs/heads/")
     text = _PLAIN.get(proof.kind.value, proof.kind.value + " into {base}").format(base=base)
-    if proof.landed_as is not None:
+    if proof.landed_as is not None and proof.kind is ProofKind.PATCH_EQUIVALENT:
+        text += f" (the tip's copy is {proof.landed_as.short})"
+    elif proof.landed_as is not None:
         text += f" as {proof.landed_as.short}"
     if proof.kind is ProofKind.SQUASH_MERGED and proof.check == "merge":
         text += " (verified by merge)"
@@ -67,7 +69,7 @@ def superseded_reason(rec: BranchRecord) -> str:
     where = f" as {sup.landed_as.short}" if sup.landed_as is not None else ""
     name = shlex.quote(rec.name)
     return (f"superseded: {sup.lines} changed line(s) in {len(sup.changes)} path(s) did not "
-            f"land with {holder}{where}; park it (branchkeeper park -- {name} --reason '...') "
+            f"land with {holder}{where}; park it (branchkeeper park --reason '...' -- {name}) "
             f"or delete it deliberately (branchkeeper delete --allow-unproven --reason '...' "
             f"-- {name})")
 

@@ -47,7 +47,7 @@ def cleanup_command(r: BranchRecord, remote: str) -> str:
 
 
 def park_command(name: str) -> str:
-    return f"branchkeeper park -- {shlex.quote(name)} --reason '...'"
+    return f"branchkeeper park --reason '...' -- {shlex.quote(name)}"
 
 
 def unproven_delete_command(name: str) -> str:
@@ -363,8 +363,9 @@ def _render_superseded(records: list[BranchRecord], console: Console) -> None:
         where = f" as {sup.landed_as.short}" if sup.landed_as is not None else ""
         line = Text("  ")
         line.append(r.name, style="bold")
+        conflict = " (the merge conflicts; the count includes its markers)" if sup.conflicted else ""
         line.append(f"  {sup.lines} changed line(s) did not land with {holder}{where}"
-                    f"{' (the merge conflicts)' if sup.conflicted else ''}, {_age(r)} old")
+                    f"{conflict}, {_age(r)} old")
         console.print(line, soft_wrap=True)
         for c in sup.changes[:SUPERSEDED_PATHS]:
             counts = "binary" if c.added is None else f"+{c.added} -{c.deleted}"
