@@ -10,6 +10,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from branchkeeper.adapters.commands.argtypes import positive_int
 from branchkeeper.errors import ExitCode
 from branchkeeper.state.bundles import orphans
 from branchkeeper.state.journal import Journal, Operation
@@ -24,7 +25,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
                     "refs and the recovery bundle. Undo one with: branchkeeper undo ID",
     )
     parser.add_argument("--json", action="store_true", help="print a JSON array")
-    parser.add_argument("-n", dest="limit", type=int, metavar="N", default=None,
+    parser.add_argument("-n", dest="limit", type=positive_int, metavar="N", default=None,
                         help="show only the N newest operations")
     parser.set_defaults(func=run)
 

@@ -13,6 +13,7 @@ import argparse
 
 from branchkeeper.actions.cleanup_exec import Outcome
 from branchkeeper.actions.cleanup_run import LOCK_WAIT_S, run_prune
+from branchkeeper.adapters.commands.argtypes import non_negative_float
 from branchkeeper.adapters.commands.delete import emit
 from branchkeeper.adapters.common import open_repository
 from branchkeeper.errors import ExitCode
@@ -32,7 +33,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p.add_argument("--no-fetch", action="store_true", help="do not fetch first")
     p.add_argument("--dry-run", action="store_true", help="show what would go; change nothing")
     p.add_argument("--json", action="store_true", help="print one JSON document")
-    p.add_argument("--lock-wait", type=float, default=LOCK_WAIT_S, metavar="SECONDS",
+    p.add_argument("--lock-wait", type=non_negative_float, default=LOCK_WAIT_S, metavar="SECONDS",
                    help=f"wait this long for another cleanup to finish (default {LOCK_WAIT_S:g})")
     p.set_defaults(func=run)
 

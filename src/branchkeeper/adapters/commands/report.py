@@ -12,6 +12,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from branchkeeper.adapters.commands.argtypes import positive_int
 from branchkeeper.adapters.common import stderr_console, stdout_console
 from branchkeeper.analysis.report import (
     RepoReport,
@@ -35,7 +36,7 @@ def register(sub: Any) -> None:
     p.add_argument("roots", nargs="*", metavar="ROOT", help="directories to scan for repositories")
     p.add_argument("--repo", action="append", default=[], metavar="DIR",
                    help="a repository (repeatable)")
-    p.add_argument("--max-repos", type=int, default=None, metavar="N",
+    p.add_argument("--max-repos", type=positive_int, default=None, metavar="N",
                    help="analyse only the first N repositories found (before any git work)")
     p.add_argument("--count-only", action="store_true",
                    help="fast tier: ref and worktree counts only")
