@@ -171,7 +171,7 @@ def test_c14_reap_keeps_then_archives(c14: C14, capsys: pytest.CaptureFixture[st
         "degraded mode: --no-gh: PR evidence disabled\ndry run: nothing is removed\n"
         f"kept: {c14.wt} (feat)\n  {why}\n"
         "  to keep those files and remove it: branchkeeper worktree reap --archive-ignored\n"
-        "would remove 0, would archive 0, keep 2\n"))
+        "would remove 0, would archive 0, keep 1\n"))
     rc, out, _ = bk(capsys, "-C", str(c14.repo.path), "worktree", "reap", "--no-gh", "--dry-run",
                     "--archive-ignored")
     assert f"would remove: {c14.wt} (feat)\n  {why} (saved first: --archive-ignored)\n" in out

@@ -81,7 +81,7 @@ def test_merged_worktree_removed_and_journaled(repo: GitRepo, tmp_path: Path,
                    "dry run: nothing is removed\n"
                    f"would remove: {path} (feat-a)\n"
                    "  REMOVABLE: every gate passed: removing the checkout loses nothing\n"
-                   "would remove 1, would archive 0, keep 1\n")
+                   "would remove 1, would archive 0, keep 0\n")
     assert path.is_dir()
     rc, out, err = bk(capsys, "-C", str(repo.path), "worktree", "reap")
     restore = f"git worktree add {path} feat-a"
@@ -90,7 +90,7 @@ def test_merged_worktree_removed_and_journaled(repo: GitRepo, tmp_path: Path,
                    f"removed: {path} (feat-a)\n"
                    "  REMOVABLE: every gate passed: removing the checkout loses nothing\n"
                    f"  restore: {restore}\n"
-                   "removed 1, archived 0, kept 1\n")
+                   "removed 1, archived 0, kept 0\n")
     assert not path.exists() and repo.rev("refs/heads/feat-a") == tip
     rc, out, _ = bk(capsys, "-C", str(repo.path), "undo", "--json")
     undo = json.loads(out)

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from branchkeeper.actions.reap import Outcome, ReapResult, Saves, execute_reap
+from branchkeeper.adapters.commands.argtypes import non_negative_float
 from branchkeeper.adapters.common import add_ignored_options
 from branchkeeper.analysis.pr_evidence import GhProvider, NoProvider, PrEvidence
 from branchkeeper.analysis.reap_gates import ARCHIVE_DEFAULT_MIN_AGE_HOURS
@@ -46,7 +47,7 @@ def register_reap(sub: Any) -> None:
                    help="with --dry-run: every gate's result per worktree")
     p.add_argument("--count-only", action="store_true",
                    help="one git worktree list: counts only (no network, no evaluation)")
-    p.add_argument("--min-age-hours", type=float, default=None, metavar="N",
+    p.add_argument("--min-age-hours", type=non_negative_float, default=None, metavar="N",
                    help="also require the worktree to be at least N hours old (off unless given)")
     add_ignored_options(p)
     p.add_argument("--archive-unproven", action="store_true",
@@ -210,7 +211,8 @@ def render_reap(plan: WorktreeSurvey, results: list[ReapResult], *, dry_run: boo
         if explain:
             for g in v.gates:
                 lines.append(f"    {'pass' if g.passed else 'FAIL'} {g.name}: {_show(g.detail)}")
-    t = _tally(results)
+    # The main worktree is never removed and not listed: the totals count what is listed.
+    t = _tally([r for r in results if not r.verdict.worktree.is_main])
     if dry_run:
         lines.append(f"would remove {t['would_remove']}, would archive {t['would_archive']}, "
                      f"keep {t['kept']}")
