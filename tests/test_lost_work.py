@@ -203,3 +203,25 @@ def test_session_start_without_unpushed_branches_says_no_more(
         "LOST WORK RISK: 1 piece(s) of work exist only in this clone; secure them:",
         f"  stash stash@{{0}}: On main: idea; git push origin {stash}:refs/heads/stash/0-"
         f"{stash[:10]}"]
+
+
+def test_fail_on_risk_when_the_budget_left_a_worktree_unread(
+        remote_and_clone: tuple[GitRepo, GitRepo], tmp_path: Path) -> None:
+    """A worktree the time budget left unread may hold work: --fail-on-risk does not say 0."""
+    from branchkeeper.adapters.commands.sweep import exit_code
+    from branchkeeper.analysis.inventory import build_inventory
+    from branchkeeper.analysis.lost_work import inventory_lost_work
+    from branchkeeper.git.repo import repo_facts
+    from branchkeeper.model.config_file import load_config
+
+    _, repo = remote_and_clone
+    repo.git("worktree", "add", "-q", str(tmp_path / "wt"), "-b", "side", "origin/main")
+    facts = repo_facts(repo.path)
+    inv = build_inventory(facts, load_config(facts.main_root).config)
+    lost, notes = inventory_lost_work(inv)
+    assert (lost, notes) == ([], [])
+    assert exit_code(inv, fail_on_risk=True, lost=lost, notes=notes) == 0
+    lost, notes = inventory_lost_work(inv, deadline=0.0)  # a deadline long past: nothing read
+    assert (lost, notes) == ([], ["2 worktree(s) not inspected within the time budget"])
+    assert exit_code(inv, fail_on_risk=True, lost=lost, notes=notes) == 1
+    assert exit_code(inv, fail_on_risk=False, lost=lost, notes=notes) == 0

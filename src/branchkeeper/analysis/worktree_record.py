@@ -236,6 +236,8 @@ def worktree_context(facts: RepoFacts, config: Config, *, inventory: Inventory |
 
 #: Why a worktree the budget did not reach has no status (its gates fail closed).
 NOT_INSPECTED = "not inspected: the run's time budget was spent"
+#: The survey's note when the deadline left worktrees unread (their work is not ruled out).
+UNINSPECTED_NOTE = "worktree(s) not inspected within the time budget"
 
 
 def gather(ctx: WorktreeContext, wt: Worktree, *, head_time: float | None = None,
@@ -370,6 +372,6 @@ def survey_worktrees(facts: RepoFacts, config: Config, *, settings: WorktreeSett
     records = classify_worktrees(ctx, asker=asker, deadline=deadline)
     skipped = sum(1 for r in records if r.inputs.base.status_error == NOT_INSPECTED)
     if skipped:
-        notes.append(f"{skipped} worktree(s) not inspected within the time budget")
+        notes.append(f"{skipped} {UNINSPECTED_NOTE}")
     pr_note, degraded = asker.note if asker is not None else ("PR evidence: not asked", False)
     return WorktreeSurvey(ctx, records, pr_note, degraded, notes)

@@ -9,6 +9,7 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 
+from branchkeeper.adapters.commands.argtypes import positive_int
 from branchkeeper.adapters.common import (
     add_ignored_options,
     open_repository,
@@ -19,6 +20,7 @@ from branchkeeper.adapters.common import (
 from branchkeeper.analysis.inventory import Inventory, build_inventory
 from branchkeeper.analysis.kept import KeptTip, read_kept
 from branchkeeper.analysis.lost_work import LostWork, inventory_lost_work
+from branchkeeper.analysis.worktree_record import UNINSPECTED_NOTE
 from branchkeeper.errors import ExitCode, UsageError
 from branchkeeper.git.repo import repo_facts
 from branchkeeper.git.run import GitError
@@ -45,8 +47,9 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
                    help="also list exempt branches, the default branch and integration lines")
     p.add_argument("--fail-on-risk", action="store_true",
                    help="exit 1 when any work is at LOST WORK RISK (a branch, a worktree, a stash) "
-                        "or a branch is at the dormancy block stage")
-    p.add_argument("--budget-ms", type=int, default=None, metavar="MS",
+                        "or a branch is at the dormancy block stage, or when --budget-ms left a "
+                        "worktree unread")
+    p.add_argument("--budget-ms", type=positive_int, default=None, metavar="MS",
                    help="stop proof work after MS milliseconds; the rest is 'unknown' (reason "
                         "budget) and the next run continues from the cache (default: unbounded)")
     p.add_argument("--no-cache", action="store_true", help="ignore and do not write the cache")
@@ -61,11 +64,14 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p.set_defaults(func=run)
 
 
-def exit_code(inv: Inventory, *, fail_on_risk: bool, lost: Sequence[LostWork] = ()) -> int:
-    """0, or 1 with ``fail_on_risk`` when any work is at LOST WORK RISK or a branch is at the
-    block stage."""
-    if fail_on_risk and (lost or any(r.lost_work_risk or r.stage is Stage.BLOCK
-                                     for r in inv.records)):
+def exit_code(inv: Inventory, *, fail_on_risk: bool, lost: Sequence[LostWork] = (),
+              notes: Sequence[str] = ()) -> int:
+    """0, or 1 with ``fail_on_risk`` when any work is at LOST WORK RISK, a branch is at the
+    block stage, or the time budget left a worktree unread (its work is not ruled out: the
+    survey's ``notes`` say so)."""
+    unread = any(n.endswith(UNINSPECTED_NOTE) for n in notes)
+    if fail_on_risk and (lost or unread or any(r.lost_work_risk or r.stage is Stage.BLOCK
+                                               for r in inv.records)):
         return int(ExitCode.FINDINGS)
     return int(ExitCode.OK)
 
@@ -138,7 +144,7 @@ def run(args: argparse.Namespace) -> int:
     started = time.monotonic()
     inv = _inventory(None, args, budget_ms=args.budget_ms, use_cache=not args.no_cache)
     lost = lost_work_of(inv, budget_ms=args.budget_ms, started=started)
-    code = exit_code(inv, fail_on_risk=args.fail_on_risk, lost=lost[0])
+    code = exit_code(inv, fail_on_risk=args.fail_on_risk, lost=lost[0], notes=lost[1])
     args.exit_code_hint = code  # known before printing (see cli: a closed pipe keeps it)
     emit(inv, as_json=args.json, show_all=args.show_all, lost=lost)
     return code
@@ -150,4 +156,4 @@ def sweep_main(repo: Path, *, as_json: bool = False, show_all: bool = False,
     inv = _inventory(repo, None, budget_ms=None, use_cache=True)
     lost = lost_work_of(inv, budget_ms=None, started=time.monotonic())
     emit(inv, as_json=as_json, show_all=show_all, lost=lost)
-    return exit_code(inv, fail_on_risk=fail_on_risk, lost=lost[0])
+    return exit_code(inv, fail_on_risk=fail_on_risk, lost=lost[0], notes=lost[1])
