@@ -45,7 +45,6 @@ for d in /usr /etc /opt; do [ -d "$d" ] && ro "$d"; done
 for l in bin sbin lib lib32 lib64 libx32; do
   if [ -L "/$l" ]; then ln -s "$(readlink "/$l")" "$R/$l"; elif [ -d "/$l" ]; then ro "/$l"; fi
 done
-while [ "$1" != "--" ]; do ro "$1"; shift; done; shift
 for n in null zero full random urandom; do
   : > "$R/dev/$n"; mount --bind "/dev/$n" "$R/dev/$n"
 done
@@ -56,6 +55,9 @@ if [ "$COPY" = 1 ]; then
   mount -t tmpfs -o mode=755,size=256m bk-world "$S"; cp -a "$W/." "$S/"; W=$S
 fi
 for d in home srv tmp; do mkdir -p "$R/$d" "$W/$d"; mount --bind "$W/$d" "$R/$d"; done
+# The read-only extras (the interpreter, the venv, the source) go on top of the world, so a
+# checkout under /tmp or /home stays visible inside.
+while [ "$1" != "--" ]; do ro "$1"; shift; done; shift
 mount --bind "$O" "$R/oracle"; mount -o remount,bind,ro "$R/oracle"
 mount -o remount,ro "$R"
 exec chroot "$R" "$@"
