@@ -15,7 +15,8 @@ the question to the person at the keyboard; a host without one denies it, saying
 (each host's adapter maps it). Reading is free, and so is a write tool's change that only adds
 protection: a Write (or an Edit, applied to the file as it is) of ``.branchkeeper.yaml`` whose
 effective config keeps every setting at least as strict, or of a host's settings that keeps
-every branchkeeper hook entry. A person's own change outside the agent is never judged.
+every branchkeeper hook entry as ``install`` wrote it and does not set ``disableAllHooks``.
+A person's own change outside the agent is never judged.
 Filesystem and the parsed command only: no git process.
 """
 
@@ -29,6 +30,7 @@ from typing import Any, NamedTuple
 
 from branchkeeper.analysis.guard_facts import linked_worktree_paths
 from branchkeeper.git.locate import locate
+from branchkeeper.model.hook_command import our_entries
 from branchkeeper.policy.decision import ALLOW, Decision, Verdict
 from branchkeeper.policy.plan import describe, under
 from branchkeeper.policy.targets import deletions
@@ -392,30 +394,27 @@ def config_not_weaker(before: str, after: str) -> bool:
 
 def hooks_kept(before: str, after: str) -> bool:
     """Whether a host's settings text ``after`` keeps every branchkeeper hook entry that
-    ``before`` has (the hooks stay; anything else may change)."""
-    old, new = _hook_commands(before), _hook_commands(after)
-    return old is not None and new is not None and old <= new
+    ``before`` has, each exactly as it was (event, matcher, command, timeout: the entries
+    ``install`` writes, recognised by :func:`branchkeeper.model.hook_command.our_entries`),
+    and does not switch every hook off (``disableAllHooks`` true, Claude Code's and Copilot's
+    switch, where it was not before). Anything else may change; a text that is not a JSON
+    object keeps nothing."""
+    old, new = _settings(before), _settings(after)
+    if old is None or new is None:
+        return False
+    switch = new.get("disableAllHooks")
+    if switch not in (None, False) and switch != old.get("disableAllHooks"):
+        return False
+    return our_entries(old) <= our_entries(new)
 
 
-def _hook_commands(text: str) -> set[tuple[str, str]] | None:
-    """(event, command) of each hook command in a JSON settings text whose command runs
-    ``branchkeeper hook``; None when the text is not a JSON object."""
+def _settings(text: str) -> dict[str, Any] | None:
+    """A JSON settings text parsed (``{}`` when blank); None when it is not a JSON object."""
     try:
         data = json.loads(text) if text.strip() else {}
     except ValueError:
         return None
-    if not isinstance(data, dict):
-        return None
-    found: set[tuple[str, str]] = set()
-    hooks = data.get("hooks")
-    for event, groups in (hooks.items() if isinstance(hooks, dict) else ()):
-        for group in groups if isinstance(groups, list) else ():
-            for hook in (group.get("hooks") or [group]) if isinstance(group, dict) else ():
-                command = hook.get("command") if isinstance(hook, dict) else None
-                if isinstance(command, str) and "branchkeeper" in command and " hook " in \
-                        f" {command} ":
-                    found.add((str(event), command))
-    return found
+    return data if isinstance(data, dict) else None
 
 
 def patch_paths(patch: str) -> list[str]:

@@ -7,8 +7,9 @@ others put there, and merging our entries into the two shapes hosts use.
 - **Flat** (Cursor, GitHub Copilot): ``{"version": 1, "hooks": {EVENT: [{<command key>: ...,
   ...}]}}``, one entry per hook.
 
-An entry is ours when its command is one of ours for that host and event (:func:`is_ours`); no
-host's schema has room for a marker field, so the command itself is the marker. Nothing else is
+An entry is ours when its command is one of ours for that host and event (:func:`is_ours`, from
+:mod:`branchkeeper.model.hook_command`, which the tamper rule reads too); no host's schema has
+room for a marker field, so the command itself is the marker. Nothing else is
 ever changed or removed, and running an install twice changes nothing.
 """
 
@@ -23,11 +24,12 @@ from typing import Any
 
 from branchkeeper.errors import ConfigError
 
-#: The hook entry point installed next to ``branchkeeper`` (``bin/branchkeeper-hook``): it
-#: runs ``branchkeeper.adapters.hookrun`` without the console-script wrapper.
-ENTRY = "branchkeeper-hook"
-#: The command-line program; ``branchkeeper hook [--host HOST] EVENT`` answers too.
-CLI = "branchkeeper"
+# Recognising our entries lives in the model layer, where the tamper rule reads it too.
+from branchkeeper.model.hook_command import CLI as CLI
+from branchkeeper.model.hook_command import ENTRY as ENTRY
+from branchkeeper.model.hook_command import hook_entries
+from branchkeeper.model.hook_command import is_ours as is_ours
+from branchkeeper.model.hook_command import mentions_us as mentions_us
 
 
 @dataclass(frozen=True, slots=True)
@@ -70,53 +72,6 @@ def hook_command(program: str, host: str, event: str) -> str:
         return f"{program} hook {event}" if host == "claude" else \
             f"{program} hook --host {host} {event}"
     return f"{program} {host} {event}"
-
-
-def _program_is(head: list[str], name: str) -> bool:
-    if len(head) == 1:
-        return os.path.basename(head[0]) == name
-    if len(head) == 3 and head[1] == "-m":
-        return head[2] == name
-    # An unquoted path with spaces written by an older install: still ours, so uninstall can
-    # remove it.
-    return os.path.basename(" ".join(head)) == name and "/" in head[0]
-
-
-def is_ours(command: Any, host: str, event: str) -> bool:
-    """Whether ``command`` is a branchkeeper hook command for ``host``'s ``event``: the entry
-    point (``branchkeeper-hook HOST EVENT``, by name or absolute path) or the command-line
-    program (``branchkeeper hook [--host HOST] EVENT``, ``<python> -m branchkeeper hook ...``;
-    without ``--host`` only for Claude Code)."""
-    if not isinstance(command, str):
-        return False
-    try:
-        words = shlex.split(command)
-    except ValueError:
-        return False
-    if len(words) >= 3 and words[-2:] == [host, event] and _program_is(words[:-2], ENTRY):
-        return True
-    if len(words) >= 5 and words[-4:] == ["hook", "--host", host, event]:
-        return _program_is(words[:-4], CLI)
-    if host == "claude" and len(words) >= 3 and words[-2:] == ["hook", event]:
-        return _program_is(words[:-2], CLI)
-    return False
-
-
-def mentions_us(command: Any) -> bool:
-    """Whether ``command`` runs a branchkeeper hook for any host or event: the entry point
-    with two arguments, or the command-line program's ``hook`` verb."""
-    if not isinstance(command, str):
-        return False
-    try:
-        words = shlex.split(command)
-    except ValueError:
-        return False
-    for i, word in enumerate(words):
-        rest = words[i + 1:]
-        name = os.path.basename(word)
-        if (name == ENTRY and len(rest) == 2) or (name == CLI and rest[:1] == ["hook"]):
-            return True
-    return False
 
 
 def resolve_program(value: str, *, executable: str) -> str:
@@ -196,20 +151,8 @@ def file_has_ours(path: Path, command_keys: tuple[str, ...] = ("command",)) -> b
         data = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError, UnicodeDecodeError):
         return False
-    hooks = data.get("hooks") if isinstance(data, dict) else None
-    if not isinstance(hooks, dict):
-        return False
-    for items in hooks.values():
-        for item in items if isinstance(items, list) else []:
-            if not isinstance(item, dict):
-                continue
-            inner = item.get("hooks")
-            entries = inner if isinstance(inner, list) else [item]
-            for entry in entries:
-                if isinstance(entry, dict) and any(mentions_us(entry.get(k))
-                                                   for k in command_keys):
-                    return True
-    return False
+    return any(mentions_us(entry.get(k)) for _, _, entry in hook_entries(data)
+               for k in command_keys)
 
 
 # -- nested matcher groups (Claude Code, Codex, Gemini CLI) ---------------------------------------
