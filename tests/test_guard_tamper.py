@@ -53,6 +53,7 @@ ASKED = [
     "echo '{}' > .claude/settings.json", "rm .claude/settings.local.json", "mkdir -p .codex && echo '{}' > .codex/hooks.json",
     "echo '{}' > ~/.claude/settings.json", "echo > .git/hooks/reference-transaction", "branchkeeper uninstall",
     "branchkeeper install --scope user", "python3 -m branchkeeper uninstall", "git config core.hooksPath /dev/null",
+    "mv .claude .claude.bak", "git mv .claude old-claude", "mv -f .claude/ /tmp/elsewhere",
     # the escape hatch
     "touch .git/branchkeeper/yield", "mkdir -p .git/branchkeeper && touch .git/branchkeeper/yield",
     # the records and the safety copies

@@ -184,6 +184,21 @@ def written_paths(inv: Invocation) -> list[str]:
     return paths
 
 
+def moved_sources(inv: Invocation) -> list[str]:
+    """The paths ``mv SRC... DEST`` (or ``git mv``) moves away (absolute; unknown ones left
+    out): a moved directory takes everything beneath it."""
+    g = git_invocation(inv)
+    if g is not None and g.subcommand == "mv" and g.cwd:
+        words = [a for a, d in zip(g.args, g.args_dynamic, strict=False)
+                 if not d and not a.startswith("-")]
+        known = [p for a in words if (p := join_path(g.cwd, a)) is not None]
+    elif inv.name == "mv":
+        known = [p for w, d in _operands(inv) if not d if (p := join_path(inv.cwd, w))]
+    else:
+        return []
+    return known[:-1]
+
+
 #: ``git config`` keys (lower case) that hold branchkeeper's records or switch hooks.
 def _record_key(key: str) -> bool:
     k = key.lower()
@@ -285,7 +300,9 @@ def tamper_in(parsed: ParsedCommand, cwd: str, *, home: str | None,
                 out.append(tamper_decision(how, item, path))
                 break
         else:
-            beneath = [(p, w) for w in wholes.get(id(inv), ()) for p in protected
+            # a directory deleted or moved away takes what is protected beneath it along
+            beneath = [(p, w) for w in [*wholes.get(id(inv), ()), *moved_sources(inv)]
+                       for p in protected
                        if under(p.path, w) and os.path.lexists(p.path)]
             if beneath:
                 out.append(tamper_decision(how, beneath[0][0], beneath[0][0].path))
