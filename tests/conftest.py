@@ -34,6 +34,8 @@ def hermetic_git(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.M
     monkeypatch.setenv("GIT_TERMINAL_PROMPT", "0")
     # The product's "now" is the suite's: ages never depend on how long the run has taken.
     monkeypatch.setenv(NOW_ENV, str(NOW))
+    # No prune of a test starts a background worktree reap unless the test asks for one.
+    monkeypatch.setenv("BRANCHKEEPER_REAP_DISABLE", "1")
     # Nothing of the host the suite itself runs under may reach a hook (it tells hosts apart).
     for var in ("GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "CLAUDE_PROJECT_DIR",
                 "CLAUDE_CODE_CHILD_SESSION", "CURSOR_VERSION", "CURSOR_PROJECT_DIR",

@@ -48,3 +48,15 @@ def hook_in_process(event: str, payload: Any, *, monkeypatch: pytest.MonkeyPatch
         code = main(["hook", event])
     out, err = capsys.readouterr()
     return HookRun(code, out.encode(), err.encode())
+
+
+def pruned_now(repo_path: Path) -> None:
+    """Record a prune of the checkout at ``repo_path`` at the suite's "now" (the SessionStart
+    due rule then has nothing to say)."""
+    from branchkeeper.actions.routine import record_prune
+    from branchkeeper.clock import now
+
+    branch = subprocess.run(["git", "symbolic-ref", "-q", "--short", "HEAD"], cwd=repo_path,
+                            capture_output=True, text=True).stdout.strip() or None
+    record_prune(repo_path / ".git", now=now(), branch=branch,
+                 worktree=str(repo_path.resolve()))

@@ -67,7 +67,8 @@ def test_c02_gone_is_not_merged(remote_and_clone: tuple[GitRepo, GitRepo], tmp_p
         ("B", "SKIP_UNPROVEN", "no proof holds: the branch has commits that are not on the "
                                "base"),
         ("main", "refused", "refused: the default branch")]
-    assert doc["notes"] == ["fetch skipped (--no-fetch)"]
+    assert doc["notes"] == ["fetch skipped (--no-fetch)",
+                            "worktree reap not started (BRANCHKEEPER_REAP_DISABLE=1)"]
     code, _out, _ = cli(capsys, w, "undo")
     assert code == 0 and branches(w) == ["A", "B", "main"]
 
@@ -131,7 +132,8 @@ def test_prune_fetch_failure_content_tier_and_unresolved(tmp_path: Path,
     (repo.path / ".branchkeeper.yaml").write_text("branches:\n  default: nosuch\n")
     code, out, _ = cli(capsys, repo, "prune", "--no-fetch")
     assert code == 5
-    assert out.endswith("note: fetch skipped (--no-fetch)\nnote: default branch unresolved "
+    assert out.endswith("note: fetch skipped (--no-fetch)\nnote: worktree reap not started "
+                        "(BRANCHKEEPER_REAP_DISABLE=1)\nnote: default branch unresolved "
                         "(branches.default names 'nosuch', which exists neither locally nor on "
                         "'origin'); nothing deleted\nnothing to delete\n")
     assert branches(repo) == ["content", "main"]

@@ -85,6 +85,11 @@ DEFAULT_VALUES: dict[str, object] = {
         "hook-counters/",
     ],
     "worktrees.salvage": ["events.jsonl"],
+    "worktrees.reap_from_prune": True,
+    "worktrees.reap_min_age_hours": 3.0,
+    "worktrees.nudge_threshold": 5,
+    "session_start.prune": "suggest",
+    "session_start.prune_due_minutes": 30,
 }
 
 
@@ -235,7 +240,7 @@ def test_inverted_stages_rejected_under_both_presets(repo: GitRepo, body: str, g
 
 
 @pytest.mark.parametrize(("text", "line", "where", "key", "allowed"), [
-    ("branch: {}\n", 1, "top level", "branch", "branches, worktrees"),
+    ("branch: {}\n", 1, "top level", "branch", "branches, worktrees, session_start"),
     ("branches:\n  wipp: {}\n", 2, "branches", "wipp",
      "default, remote, integration_lines, exempt, not_integration_lines, protected_names, wip, "
      "duplicates, dormancy, "
@@ -248,7 +253,7 @@ def test_inverted_stages_rejected_under_both_presets(repo: GitRepo, body: str, g
      "budget_ms, behind_threshold, squash_window, fetch_timeout_s"),
     ("worktrees:\n  protected: []\n", 2, "worktrees", "protected",
      "ignored, protected_ignored, disposable_ignored, activity_window_hours, agent_state_dir, "
-     "agent_state_disposable, salvage"),
+     "agent_state_disposable, salvage, reap_from_prune, reap_min_age_hours, nudge_threshold"),
 ])
 def test_unknown_keys_at_each_level(repo: GitRepo, text: str, line: int, where: str, key: str,
                                     allowed: str) -> None:

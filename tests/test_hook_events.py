@@ -16,7 +16,7 @@ from branchkeeper.adapters.hooks import glue as events
 from branchkeeper.adapters.hooks.event import HookEvent
 from branchkeeper.state.session import state_filename
 from tests.gitrepo import GitRepo
-from tests.hookutil import HookRun, hook_in_process, run_hook
+from tests.hookutil import HookRun, hook_in_process, pruned_now, run_hook
 
 
 @pytest.fixture
@@ -137,6 +137,7 @@ def test_verdicts_map_to_the_wire(repo: GitRepo, monkeypatch: pytest.MonkeyPatch
 
 
 def test_no_plugin_means_quiet(repo: GitRepo) -> None:
+    pruned_now(repo.path)  # the session-start prune has run: the routine has nothing to say
     for event, extra in [("PreToolUse", {"tool_name": "Bash", "tool_input": {"command": "ls"}}),
                          ("SessionStart", {"source": "startup"}),
                          ("Stop", {"stop_hook_active": False}),

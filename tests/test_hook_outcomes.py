@@ -35,6 +35,10 @@ def _config(repo: GitRepo, text: str) -> None:
     repo.git("push", "-q", "origin", "main")
 
 
+#: The due rule's line in a repository never pruned (issue 18).
+DUE = "branchkeeper: the session-start prune is due (no prune recorded); run: branchkeeper prune"
+
+
 def test_session_start_lost_work_every_source_dormancy_on_startup(
         remote_and_clone: tuple[GitRepo, GitRepo]) -> None:
     _, work = remote_and_clone
@@ -51,9 +55,10 @@ def test_session_start_lost_work_every_source_dormancy_on_startup(
     assert startup.stdout == _ctx("SessionStart", lost + (
         "Dormant branches: finish and merge, park with a reason, or delete:\n"
         "  [advisory] pushed-idle (9 days idle; pushed, not merged)\n"
-        "branchkeeper: 3 branches: 2 dormant.") )
+        "branchkeeper: 3 branches: 2 dormant.\n" + DUE) )
     resume = run_hook("SessionStart", _p(work, source="resume"))
-    assert resume.stdout == _ctx("SessionStart", lost + "branchkeeper: 3 branches: 2 dormant.")
+    assert resume.stdout == _ctx("SessionStart", lost + "branchkeeper: 3 branches: 2 dormant.\n"
+                                 + DUE)
 
 
 def test_session_start_quiet_when_nothing_to_say(remote_and_clone: tuple[GitRepo, GitRepo]

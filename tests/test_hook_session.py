@@ -16,7 +16,7 @@ from typing import Any
 from branchkeeper.policy.command import decide_command
 from branchkeeper.policy.principle import BRANCH_LIMIT_PRINCIPLE
 from tests.gitrepo import GitRepo
-from tests.hookutil import run_hook
+from tests.hookutil import pruned_now, run_hook
 
 SESSION = "sess-42"
 SHORT = 10
@@ -76,6 +76,7 @@ def _block(reason: str) -> bytes:
 def test_scripted_session(remote_and_clone: tuple[GitRepo, GitRepo]) -> None:
     work = _setup(remote_and_clone)
     agent = Agent(work)
+    pruned_now(work.path)  # the session-start prune has run: the routine has nothing to say
     _quiet(run_hook("SessionStart", agent.payload(hook_event_name="SessionStart",
                                                   source="startup")))
     _quiet(run_hook("UserPromptSubmit", agent.payload(prompt="build three features")))

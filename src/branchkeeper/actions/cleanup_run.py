@@ -106,15 +106,18 @@ def _fetch(facts: RepoFacts, config: Config) -> str:
 
 
 def run_prune(facts: RepoFacts, config: Config, *, fetch: bool, dry: bool,
-              lock_wait_s: float = LOCK_WAIT_S) -> Outcome:
+              lock_wait_s: float = LOCK_WAIT_S,
+              start_reap: Callable[[], str] | None = None) -> Outcome:
     """``branchkeeper prune``: fetch (bounded; a failure is a note), ``git worktree prune``,
-    expire kept tips older than ``branches.git_hook.keep_days`` behind a bundle, then delete
-    every local branch the inventory proves preserved; the rest is ``SKIP_UNPROVEN`` or kept,
-    with the reason its record gives."""
+    ``start_reap`` (the background worktree reap; it returns the note to show, and waits for
+    this prune's lock before it removes anything), expire kept tips older than
+    ``branches.git_hook.keep_days`` behind a bundle, then delete every local branch the
+    inventory proves preserved; the rest is ``SKIP_UNPROVEN`` or kept, with the reason its
+    record gives. A dry run starts nothing."""
     notes: list[str] = []
     with _maybe_lock(facts, act=not dry, wait_s=lock_wait_s) as signals:
         if dry:
-            notes.append("dry run: fetch and worktree prune not run")
+            notes.append("dry run: fetch, worktree prune and the background worktree reap not run")
         else:
             if fetch:
                 notes.append(_fetch(facts, config))
@@ -124,6 +127,8 @@ def run_prune(facts: RepoFacts, config: Config, *, fetch: bool, dry: bool,
             if res.returncode != 0:
                 notes.append("git worktree prune failed: "
                              + res.stderr.decode("utf-8", "replace").strip())
+            if start_reap is not None:
+                notes.append(start_reap())
         inv = build_inventory(facts, config, use_cache=True)
         ctx = read_refusal_context(facts, config, default_name=inv.default.name,
                                    worktrees=inv.worktrees)

@@ -52,6 +52,8 @@ class MergeCleanupResult:
 
     lines: tuple[str, ...]
     deleted: dict[str, Oid]
+    #: the merge was on the default branch or an integration line (the cleanup step ran)
+    on_line: bool = False
 
     @property
     def text(self) -> str:
@@ -147,7 +149,7 @@ def cleanup_after_merge(cwd: Path, names: Sequence[str], config: Config) -> Merg
             if records[name].remote_tip is not None:
                 lines.append(f"  after {current} is pushed, delete the remote branch: "
                              f"{git_cmd('push', branches.remote, '--delete', name)}")
-    return MergeCleanupResult(tuple(lines), deleted)
+    return MergeCleanupResult(tuple(lines), deleted, on_line=True)
 
 
 def _delete(common: Path, root: Path, tips: dict[str, Oid], into: str) -> dict[str, Oid]:

@@ -146,6 +146,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     With ``BRANCHKEEPER_STATS=1`` the number of git processes started is printed to stderr
     at exit (benchmarks read it).
     """
+    # A run started detached (actions.background) brackets its output in its log; the variable
+    # goes no further (git hooks the run triggers are no background runs of their own).
+    background = os.environ.pop("BRANCHKEEPER_BACKGROUND", None)
+    if background:
+        return _logged_run(list(sys.argv[1:] if argv is None else argv))
     try:
         return _main(argv)
     except KeyboardInterrupt:  # before a command's own handler (while importing it)
@@ -157,6 +162,23 @@ def main(argv: Sequence[str] | None = None) -> int:
             from branchkeeper.git.run import processes_started
 
             print(f"branchkeeper-stats: git_processes={processes_started()}", file=sys.stderr)
+
+
+def _logged_run(argv: list[str]) -> int:
+    """A background run: its header line, the command, its end line with the exit status
+    (the completion marker; docs/cleanup.md)."""
+    from branchkeeper import clock
+    from branchkeeper.state.routine import end_line, header_line
+
+    words = [a for a in argv if not a.startswith("-")]
+    print(header_line(" ".join(words[1:3]) or "branchkeeper", argv, now=clock.now()), flush=True)
+    code = 4
+    try:
+        code = main(argv)
+    finally:
+        sys.stderr.flush()
+        print(end_line(code), flush=True)
+    return code
 
 
 def _main(argv: Sequence[str] | None) -> int:

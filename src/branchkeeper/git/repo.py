@@ -304,3 +304,20 @@ def read_remote_config(root: Path, remote: str) -> RemoteConfig:
         elif var == "promisor" and value.lower() in ("true", "yes", "on", "1"):
             promisors.append(name)
     return RemoteConfig(configured, tuple(dict.fromkeys(promisors)))
+
+
+def worktree_counts(where: Path) -> dict[str, int]:
+    """Counts from ONE ``git worktree list --porcelain -z`` run in ``where`` (no repository
+    discovery, no network): total, linked, locked, prunable. A git too old for ``-z`` costs a
+    second call without it. Raises :class:`GitError` when git fails."""
+    res = run_git(["worktree", "list", "--porcelain", "-z"], cwd=where, check=False)
+    nul = True
+    if res.returncode == 129:  # usage error: git before 2.36 has no -z here
+        res = run_git(["worktree", "list", "--porcelain"], cwd=where)
+        nul = False
+    elif res.returncode != 0:
+        run_git(["worktree", "list", "--porcelain", "-z"], cwd=where)  # raises with the detail
+    wts = parse_worktree_porcelain(res.stdout, nul=nul)
+    return {"total": len(wts), "linked": sum(1 for w in wts if not w.is_main),
+            "locked": sum(1 for w in wts if w.locked),
+            "prunable": sum(1 for w in wts if w.prunable)}

@@ -306,13 +306,36 @@ class WorktreesConfig(_Block):
     salvage: list[RelPath] = Field(
         default_factory=lambda: ["events.jsonl"],
         description="paths inside it copied into the main worktree before removal")
+    reap_from_prune: bool = Field(
+        default=True,
+        description="prune starts worktree reap in the background (its log: worktree-reap.log)")
+    reap_min_age_hours: float = Field(
+        default=3.0, gt=0, allow_inf_nan=False,
+        description="the --min-age-hours prune pins on that background reap")
+    nudge_threshold: int = Field(
+        default=5, ge=0,
+        description="more linked worktrees than this: one line suggesting a reap dry run")
+
+
+class SessionStartConfig(_Block):
+    """The ``session_start:`` block: the session-start routine (second document, "Session-start
+    prune")."""
+
+    prune: Annotated[Literal["suggest", "background", "off"], BeforeValidator(_off)] = Field(
+        default="suggest",
+        description="suggest | background | off: when the prune is due, say so, or start "
+                    "prune detached (it fetches: a network call), or nothing")
+    prune_due_minutes: int = Field(
+        default=30, ge=1,
+        description="the prune is due again after this many minutes, or when the branch changed")
 
 
 class Config(_Block):
-    """The whole file: a ``branches:`` block and a ``worktrees:`` block, each optional."""
+    """The whole file: ``branches:``, ``worktrees:`` and ``session_start:``, each optional."""
 
     branches: BranchesConfig = BranchesConfig()
     worktrees: WorktreesConfig = WorktreesConfig()
+    session_start: SessionStartConfig = SessionStartConfig()
 
 
 #: Every default; what a repository without ``.branchkeeper.yaml`` gets.

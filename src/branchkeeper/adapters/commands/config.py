@@ -40,6 +40,7 @@ _BLOCK_COMMENTS: dict[str, str] = {
     "cleanup_after_merge": "Delete a merged branch and its worktree after the merge.",
     "sweep": "Bounds of the inventory.",
     "worktrees": "Worktree removal: what must be kept, what may be lost.",
+    "session_start": "The session-start routine: when the prune is due, and what then.",
 }
 
 _PLAIN = re.compile(r"[A-Za-z0-9_.][A-Za-z0-9_./-]*")

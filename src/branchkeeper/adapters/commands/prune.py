@@ -1,18 +1,23 @@
 """``branchkeeper prune``: the session-start prune (issue 3, section 5; second document,
 "Session-start prune").
 
-``git fetch --prune`` (bounded; ``--no-fetch`` skips it), ``git worktree prune``, then every local
-branch proven preserved by the inventory (the verdict sweep shows) is deleted behind one bundle
-and one journal operation; absence of proof is ``SKIP_UNPROVEN`` with its reason. Safe unattended and twice at
-once (the mutation lock). Exit 0 done, 5 default branch unresolved or a tip raced, 4 error.
+``git fetch --prune`` (bounded; ``--no-fetch`` skips it), ``git worktree prune``, ``worktree
+reap`` started in the background (issue 18: ``--no-reap``, ``BRANCHKEEPER_REAP_DISABLE=1`` or
+``worktrees.reap_from_prune: false`` turn it off), then every local branch proven preserved by
+the inventory (the verdict sweep shows) is deleted behind one bundle and one journal operation;
+absence of proof is ``SKIP_UNPROVEN`` with its reason. Each prune's time and branch are recorded
+(the SessionStart due rule). Safe unattended and twice at once (the mutation lock). Exit 0
+done, 5 default branch unresolved or a tip raced, 4 error.
 """
 
 from __future__ import annotations
 
 import argparse
 
+from branchkeeper import clock
 from branchkeeper.actions.cleanup_exec import Outcome
 from branchkeeper.actions.cleanup_run import LOCK_WAIT_S, run_prune
+from branchkeeper.actions.routine import record_prune, start_background_reap
 from branchkeeper.adapters.commands.argtypes import non_negative_float
 from branchkeeper.adapters.commands.delete import emit
 from branchkeeper.adapters.common import open_repository
@@ -24,14 +29,21 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
         "prune", help="fetch, prune worktrees, delete every proven branch (session start)",
         description=(
             "git fetch --prune (bounded by branches.sweep.fetch_timeout_s; a failure is "
-            "reported and the prune continues on local data), git worktree prune, then delete "
+            "reported and the prune continues on local data), git worktree prune, start "
+            "worktree reap in the background (--min-age-hours from "
+            "worktrees.reap_min_age_hours; it waits for this prune and appends to "
+            "<common dir>/branchkeeper/worktree-reap.log), then delete "
             "every local branch whose work the proof ladder shows preserved (the verdict sweep "
             "shows). Unproven and superseded branches are skipped (SKIP_UNPROVEN) with their "
             "reason; parked and unstarted branches are kept; an unresolved default branch "
             "deletes nothing. Exit 0 done, 5 unresolved or raced, 4 error."),
     )
     p.add_argument("--no-fetch", action="store_true", help="do not fetch first")
-    p.add_argument("--dry-run", action="store_true", help="show what would go; change nothing")
+    p.add_argument("--no-reap", action="store_true",
+                   help="do not start the background worktree reap (also "
+                        "BRANCHKEEPER_REAP_DISABLE=1, worktrees.reap_from_prune: false)")
+    p.add_argument("--dry-run", action="store_true",
+                   help="show what would go; change nothing, start nothing")
     p.add_argument("--json", action="store_true", help="print one JSON document")
     p.add_argument("--lock-wait", type=non_negative_float, default=LOCK_WAIT_S, metavar="SECONDS",
                    help=f"wait this long for another cleanup to finish (default {LOCK_WAIT_S:g})")
@@ -50,8 +62,19 @@ def exit_code(outcome: Outcome) -> int:
 
 def run(args: argparse.Namespace) -> int:
     facts, loaded = open_repository(args)
-    outcome = run_prune(facts, loaded.config, fetch=not args.no_fetch, dry=args.dry_run,
-                        lock_wait_s=args.lock_wait)
+    config = loaded.config
+
+    def reap() -> str:
+        return start_background_reap(facts.root, facts.common_dir, config, no_reap=args.no_reap)
+
+    outcome = run_prune(facts, config, fetch=not args.no_fetch, dry=args.dry_run,
+                        lock_wait_s=args.lock_wait, start_reap=reap)
+    if not args.dry_run:
+        here = facts.toplevel.resolve() if facts.toplevel else None
+        branch = next((w.branch.removeprefix("refs/heads/") for w in outcome.plan.inventory.worktrees
+                       if w.branch and here is not None and w.path.resolve() == here), None)
+        record_prune(facts.common_dir, now=clock.now(), branch=branch,
+                     worktree=str(here) if here else None)
     code = exit_code(outcome)
     emit(outcome, as_json=args.json, code=code)
     return code

@@ -28,9 +28,11 @@ from branchkeeper.analysis.worktree_record import (
     survey_worktrees,
 )
 from branchkeeper.errors import ExitCode, RefusedError
-from branchkeeper.git.repo import parse_worktree_porcelain, repo_facts
-from branchkeeper.git.run import run_git
+from branchkeeper.git.repo import repo_facts, worktree_counts
 from branchkeeper.model.config_file import load_config
+
+#: How long a reap waits for another cleanup to finish, in seconds.
+REAP_LOCK_WAIT_S = 10.0
 
 
 def register_reap(sub: Any) -> None:
@@ -54,6 +56,9 @@ def register_reap(sub: Any) -> None:
                    help="bundle and remove SKIP_NOT_PUSHED / SKIP_AMBIGUOUS_NO_PR worktrees "
                         f"(needs gh; implies --min-age-hours {ARCHIVE_DEFAULT_MIN_AGE_HOURS:g})")
     p.add_argument("--no-gh", action="store_true", help="do not ask gh (degraded mode)")
+    p.add_argument("--lock-wait", type=float, default=REAP_LOCK_WAIT_S, metavar="SECONDS",
+                   help="wait this long for another cleanup to finish (default "
+                        f"{REAP_LOCK_WAIT_S:g}; prune's background reap waits for the prune)")
     p.add_argument("--json", action="store_true", help="print JSON")
     p.set_defaults(func=run_reap)
 
@@ -68,20 +73,8 @@ def _show(text: object) -> str:
 
 
 def count_only(where: Path) -> dict[str, int]:
-    """Counts from ONE ``git worktree list --porcelain -z`` run in ``where`` (no repository
-    discovery, no network): total, linked, locked, prunable. A git too old for ``-z`` costs a
-    second call without it. Raises :class:`GitError` when git fails."""
-    res = run_git(["worktree", "list", "--porcelain", "-z"], cwd=where, check=False)
-    nul = True
-    if res.returncode == 129:  # usage error: git before 2.36 has no -z here
-        res = run_git(["worktree", "list", "--porcelain"], cwd=where)
-        nul = False
-    elif res.returncode != 0:
-        run_git(["worktree", "list", "--porcelain", "-z"], cwd=where)  # raises with the detail
-    wts = parse_worktree_porcelain(res.stdout, nul=nul)
-    return {"total": len(wts), "linked": sum(1 for w in wts if not w.is_main),
-            "locked": sum(1 for w in wts if w.locked),
-            "prunable": sum(1 for w in wts if w.prunable)}
+    """Counts from ONE ``git worktree list`` (:func:`branchkeeper.git.repo.worktree_counts`)."""
+    return worktree_counts(where)
 
 
 def _provider(args: argparse.Namespace, root: Path) -> PrEvidence:
@@ -116,7 +109,7 @@ def run_reap(args: argparse.Namespace) -> int:
     plan = survey_worktrees(facts, config, settings=WorktreeSettings(
         polarity=args.ignored, min_age_hours=min_age), asker=PrAsker(provider))
     results = execute_reap(plan, dry_run=args.dry_run, saves=Saves(
-        unproven=args.archive_unproven, ignored=args.archive_ignored))
+        unproven=args.archive_unproven, ignored=args.archive_ignored), lock_wait_s=args.lock_wait)
     if args.json:
         json.dump(reap_json(plan, results, dry_run=args.dry_run), sys.stdout, indent=2,
                   ensure_ascii=False)

@@ -307,10 +307,30 @@ def post_tool_use_context(event: HookEvent) -> str | None:
 
     _, config = _repo(event.cwd)
     out: list[str] = []
+    nudge_at: Path | None = None
     for g in merges:
-        result = cleanup_after_merge(Path(g.cwd or event.cwd_text), merged_names(g.args), config)
+        where = Path(g.cwd or event.cwd_text)
+        result = cleanup_after_merge(where, merged_names(g.args), config)
         out.extend(result.lines)
+        nudge_at = where if result.on_line else nudge_at
+    if nudge_at is not None:  # the passive nudge: one git process, never removes
+        line = _worktree_nudge(nudge_at, config)
+        out.extend([line] if line else [])
     return "\n".join(out) or None
+
+
+def _worktree_nudge(where: Path, config: Config) -> str:
+    """The count-only nudge past ``worktrees.nudge_threshold`` linked worktrees (one ``git
+    worktree list``; ``""`` at or below it, or when git fails)."""
+    from branchkeeper.actions.routine import nudge_line
+    from branchkeeper.git.repo import worktree_counts
+    from branchkeeper.git.run import GitError
+
+    try:
+        linked = worktree_counts(where)["linked"]
+    except GitError:
+        return ""
+    return nudge_line(linked, config.worktrees.nudge_threshold)
 
 
 # -- SessionStart ---------------------------------------------------------------------------------
@@ -331,7 +351,44 @@ def session_start_context(event: HookEvent) -> str | None:
     view = load_config_cached(facts.main_root, facts.common_dir)
     summary = session_summary(facts, view, budget_ms=view.branches.sweep.budget_ms,
                               full_config=lambda: _repo(event.cwd)[1])
-    return session_start_text(summary, source=event.source) or None
+    lines = [(session_start_text(summary, source=event.source) or "").rstrip("\n")]
+    lines.append(_worktree_nudge(facts.root, view))
+    if event.source != "compact":  # a compaction continues the session: no preflight
+        lines.append(_prune_due_line(facts, view))
+    return "\n".join(line for line in lines if line) or None
+
+
+def _prune_due_line(facts: RepoFacts, config: Config) -> str:
+    """The due rule: one line suggesting ``branchkeeper prune`` (or, with ``session_start.prune:
+    background``, starting it detached) when the last prune is older than
+    ``session_start.prune_due_minutes`` or the checkout's branch changed since; ``""`` else."""
+    from branchkeeper import clock
+    from branchkeeper.actions.routine import prune_due, start_background_prune
+    from branchkeeper.state.routine import read_last_prune
+
+    mode = config.session_start.prune
+    if mode == "off" or facts.toplevel is None:
+        return ""
+    here = facts.toplevel.resolve()
+    branch = _branch_at(facts.root)
+    now = clock.now()
+    why = prune_due(read_last_prune(facts.common_dir), now=now, branch=branch,
+                    worktree=str(here), minutes=config.session_start.prune_due_minutes)
+    if not why:
+        return ""
+    if mode == "background":
+        return start_background_prune(facts.root, facts.common_dir, now=now, branch=branch,
+                                      worktree=str(here))
+    return f"branchkeeper: the session-start prune is due ({why}); run: branchkeeper prune"
+
+
+def _branch_at(root: Path) -> str | None:
+    """The branch checked out at ``root`` (one ``symbolic-ref -q HEAD``; ``None``: detached)."""
+    from branchkeeper.git.run import run_git
+
+    res = run_git(["symbolic-ref", "-q", "HEAD"], cwd=root, check=False, timeout=10)
+    ref = res.stdout.decode("utf-8", "surrogateescape").strip()
+    return ref.removeprefix("refs/heads/") if res.returncode == 0 and ref else None
 
 
 # -- Stop and SubagentStop ------------------------------------------------------------------------
