@@ -240,3 +240,42 @@ def squash_by_merge(run: ProofRun, pending: Sequence[Oid]) -> None:
                 if (parent, t) in failed and failed[(parent, t)].oid is not None:
                     run.gap(t, failed[(parent, t)])
                     break
+
+
+def _merge_target(run: ProofRun, proof: Proof) -> Oid:
+    """The commit a whitespace-blind patch-id proof must leave unchanged when the tip is merged
+    into it: the base tip for ``patch_equivalent``, the landing commit for a squash."""
+    if proof.kind is ProofKind.SQUASH_MERGED:
+        return proof.landed
+    for base in (*run.default_bases, *run.line_bases):
+        if base.ref == proof.ref:
+            return base.oid
+    return run.default_bases[0].oid
+
+
+def confirm_blind_patch_ids(run: ProofRun, pending: Sequence[Oid]) -> int:
+    """Without ``patch-id --verbatim`` (git < 2.39) a patch-id ignores whitespace, so an
+    indentation-only change would pass tiers 2 and 3. Each ``verified: patch-id`` proof is
+    kept only when merging the tip into its target (:func:`_merge_target`) is clean and leaves
+    that commit's tree unchanged (one batched ``merge-tree --stdin``); without merges no such
+    proof counts. Returns how many tips lost their proof (they fall to the next tiers)."""
+    blind = {t: v.proof for t in pending if (v := run.verdicts.get(t)) is not None
+             and v.proof is not None and v.proof.verified == "patch-id"}
+    if not blind:
+        return 0
+    kept: set[Oid] = set()
+    if run.merges and run.scratch is not None and not run.deadline.spent():
+        pairs = {t: (_merge_target(run, p), t) for t, p in blind.items()}
+        try:
+            outcomes, _ = merge_pairs(run.root, list(pairs.values()), scratch=run.scratch)
+            trees = commit_trees(run.root, {a for a, _ in pairs.values()})
+        except GitError:
+            outcomes, trees = {}, {}
+        for t, pair in pairs.items():
+            outcome = outcomes.get(pair)
+            if outcome is not None and outcome.clean and outcome.tree == trees.get(pair[0]):
+                kept.add(t)
+    for t in blind:
+        if t not in kept:
+            del run.verdicts[t]
+    return len(blind) - len(kept)

@@ -95,6 +95,7 @@ class ProofRun:
     gaps: dict[Oid, str] = field(default_factory=dict)
     notes: dict[Oid, str] = field(default_factory=dict)
     not_merged: set[Oid] = field(default_factory=set)
+    pid_blind: int = 0
     missing_objects: set[str] = field(default_factory=set)
     #: candidate landing commits by changed-path hash: on the default branch (by join), and
     #: per integration line ref (commits only the line holds)

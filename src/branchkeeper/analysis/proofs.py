@@ -129,6 +129,10 @@ def prove_tips(
     _finish(run, pending)
     result.missing_objects = run.missing_objects
     result.unjudged = set(run.not_merged)
+    if run.pid_blind:
+        version = git_label.removeprefix("git ").split(" ")[0]
+        result.notes.append(f"git {'.'.join(version.split('.')[:2])}: patch-id ignores "
+                            f"whitespace; {run.pid_blind} branches not proven by patch-id")
     if run.not_merged:
         result.notes.append(
             f"{git_label} cannot verify merges in one process (git 2.39 can): "
@@ -183,6 +187,8 @@ def _own_tiers(run: ProofRun, todo: list[Oid], stamp: str) -> None:
     landing.gather(run, todo)
     landing.patch_equivalent(run, todo)
     landing.squash_by_patch_id(run, todo)
+    if patch_id_mode() != "verbatim":
+        run.pid_blind += landing.confirm_blind_patch_ids(run, todo)
     if run.merges:
         landing.squash_by_merge(run, todo)
     content.content_on_base(run, todo)
