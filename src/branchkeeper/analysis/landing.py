@@ -245,10 +245,10 @@ def squash_by_merge(run: ProofRun, pending: Sequence[Oid]) -> None:
 def _merge_target(run: ProofRun, proof: Proof) -> Oid:
     """The commit a whitespace-blind patch-id proof must leave unchanged when the tip is merged
     into it: the base tip for ``patch_equivalent``, the landing commit for a squash."""
-    if proof.kind is ProofKind.SQUASH_MERGED:
-        return proof.landed
+    if proof.kind is ProofKind.SQUASH_MERGED and proof.landed_as is not None:
+        return proof.landed_as
     for base in (*run.default_bases, *run.line_bases):
-        if base.ref == proof.ref:
+        if base.ref == proof.base:
             return base.oid
     return run.default_bases[0].oid
 
