@@ -23,8 +23,11 @@ DAY = 86400
 #: A current sweep's SessionStart: find the repository, the lean for-each-ref, a worktree list
 #: for the worktree column; then the survey of local-only work both paths run (worktrees,
 #: the default branch for them, their times, one status, stashes, our refs).
+# ... then the routine: the worktree count for the nudge, the branch for the due rule
 WARM = ["version", "rev-parse", "for-each-ref", "worktree",
-        "worktree", "for-each-ref", "log", "status", "stash", "for-each-ref"]
+        "worktree", "for-each-ref", "log", "status", "stash", "for-each-ref",
+        "worktree", "symbolic-ref"]
+DUE = "\nbranchkeeper: the session-start prune is due (no prune recorded); run: branchkeeper prune"
 
 
 def _start(work: GitRepo, trace: Path, *, now: float = NOW, source: str = "startup") -> str:
@@ -87,7 +90,7 @@ def test_a_current_sweep_gives_the_inventorys_text_without_one(work: GitRepo,
         "  [advisory] pushed-idle (9 days idle; pushed, not merged)\n"
         "1 branch(es) are merged but not deleted (done); delete them with: branchkeeper sweep "
         "--clean\n"
-        "branchkeeper: 5 branches: 1 live, 2 dormant, 1 merged.")
+        "branchkeeper: 5 branches: 1 live, 2 dormant, 1 merged." + DUE)
     assert _start(work, trace) == cold
     assert _git_commands(trace) == WARM, repr(_git_commands(trace))
 
@@ -107,7 +110,7 @@ def test_ages_and_the_stages_they_decide_are_brought_forward(work: GitRepo,
         "  [noisy] fresh (26 days idle; pushed, not merged)\n"
         "1 branch(es) are merged but not deleted (done); delete them with: branchkeeper sweep "
         "--clean\n"
-        "branchkeeper: 5 branches: 3 dormant, 1 merged.")
+        "branchkeeper: 5 branches: 3 dormant, 1 merged." + DUE)
     assert warm == _cold(work, trace, now=later)
 
 
