@@ -222,10 +222,11 @@ def test_c12_without_merge_tree_stdin_is_not_judged_by_merge(
     states = {r.name: (r.state.value, r.proof.kind.value if r.proof else None) for r in inv.records}
     assert states == {"feature": ("dormant", None), "main": ("default", None),
                       "stack-base": ("dormant", None),
-                      "stack-top": ("patch_equivalent", "squash_merged")}
-    assert inv.notes == ["git 2.38 cannot verify merges in one process (git 2.39 can): "
-                         "1 branch(es) not judged by merge"]
-    assert inv.by_name()["stack-base"].reason.startswith("inside ")
+                      "stack-top": ("dormant", None)}
+    # git 2.38's patch-id ignores whitespace and it has no merge-tree --stdin to confirm the
+    # squash by content: the patch-id proof does not count.
+    assert inv.notes == ["git 2.38: patch-id ignores whitespace; "
+                         "1 branches not proven by patch-id"]
 
 
 def test_unstarted_branch_the_commands_differ_and_say_why(

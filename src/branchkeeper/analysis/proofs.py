@@ -188,7 +188,9 @@ def _own_tiers(run: ProofRun, todo: list[Oid], stamp: str) -> None:
     landing.patch_equivalent(run, todo)
     landing.squash_by_patch_id(run, todo)
     if patch_id_mode() != "verbatim":
-        run.pid_blind += landing.confirm_blind_patch_ids(run, todo)
+        unconfirmed = landing.confirm_blind_patch_ids(run, todo)
+        if not run.merges:  # with merges the content check judged them: nothing to note
+            run.pid_blind += unconfirmed
     if run.merges:
         landing.squash_by_merge(run, todo)
     content.content_on_base(run, todo)
