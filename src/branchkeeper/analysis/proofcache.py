@@ -21,7 +21,7 @@ from branchkeeper.git.types import Oid
 from branchkeeper.model.records import MissingChange, Proof, ProofKind
 
 #: Bump when a tier's meaning changes: every cached verdict is then recomputed.
-VERDICT_FORMAT = 1
+VERDICT_FORMAT = 2  # 2: whitespace-blind patch-id proofs need a content check
 
 
 def verdict_stamp(default_bases: Sequence[Base], line_bases: Sequence[Base], *, merges: bool,
