@@ -22,7 +22,10 @@ def write_json_atomic(path: Path, data: object) -> None:
         with os.fdopen(fd, "w", encoding="utf-8") as fh:
             fh.write(json.dumps(data, separators=(",", ":")))  # dumps: the C encoder
         os.replace(tmp, path)
+        tmp = None
     except OSError:
+        pass
+    finally:  # also on Ctrl-C or SIGTERM between the two steps: no temp file is left behind
         if tmp is not None:
             with contextlib.suppress(OSError):
                 os.unlink(tmp)

@@ -56,10 +56,13 @@ def save_walk(common_dir: Path, key: bytes, data: bytes) -> None:
     with contextlib.suppress(OSError):
         directory.mkdir(mode=0o700, parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(prefix=".walk.", dir=directory)
+        left: str | None = tmp
         try:
             with os.fdopen(fd, "wb") as f:
                 f.write(blob)
             os.replace(tmp, directory / FILE_NAME)
-        except OSError:
-            with contextlib.suppress(OSError):
-                os.unlink(tmp)
+            left = None
+        finally:  # on an error, Ctrl-C or SIGTERM between the two steps: no temp file is left
+            if left is not None:
+                with contextlib.suppress(OSError):
+                    os.unlink(left)
