@@ -13,6 +13,9 @@ Cost: one ``rev-list --parents`` for every tip of the transaction together (the 
 a deletion of a merged branch ends there), plus, for a rewind that would lose commits, one
 ``rev-parse`` of the trees, one ``rev-list`` of the new side and one patch-id pipeline. No
 network and no lazy fetch: the patch-id test (which reads blobs) is skipped in a partial clone.
+On git without ``patch-id --verbatim`` (< 2.39) a patch-id match also needs a content check
+(one ``diff-tree --raw``, and where that does not settle it one ``merge-tree --write-tree``):
+there patch-ids ignore whitespace.
 """
 
 from __future__ import annotations
@@ -137,8 +140,69 @@ def _equivalent(root: Path, lost: set[Oid], old: Oid, new: Oid) -> set[Oid]:
     facts = DiffFacts(root, CommitCache.load(None, pid_mode=patch_id_mode()), budgeted=True,
                       spent=lambda: False)
     pids, _failed = facts.patch_ids([*lost, *side])
-    theirs = {pids[c] for c in side if pids.get(c)}
-    return {c for c in lost if pids.get(c) and pids[c] in theirs}
+    theirs: dict[str, list[Oid]] = {}
+    for c in side:
+        if pids.get(c):
+            theirs.setdefault(pids[c], []).append(c)
+    matched = {c: theirs[pids[c]] for c in lost if pids.get(c) and pids[c] in theirs}
+    if not matched or patch_id_mode() == "verbatim":
+        return set(matched)
+    return _confirmed(root, matched, old, new)
+
+
+def _confirmed(root: Path, matched: Mapping[Oid, Sequence[Oid]], old: Oid, new: Oid
+               ) -> set[Oid]:
+    """Without ``patch-id --verbatim`` (git < 2.39) equal patch-ids may differ in whitespace,
+    so each match needs a content check, as the sweep's proofs do (issue 11): the lost commit
+    and a new-side commit with its patch-id change the same paths between the same blobs (one
+    ``diff-tree --raw`` stream), or, for the whole rewind, merging the old tip into the new one
+    (``merge-tree --write-tree``, git 2.38, objects in a scratch store) is clean and leaves the
+    new tip's tree unchanged. What neither check confirms is lost."""
+    raws = _raw_changes(root, {*matched, *(n for ns in matched.values() for n in ns)})
+    same = {c for c, ns in matched.items()
+            if c in raws and any(raws.get(n) == raws[c] for n in ns)}
+    if len(same) == len(matched) or not _merge_keeps(root, old, new):
+        return same
+    return set(matched)
+
+
+def _raw_changes(root: Path, commits: Iterable[Oid]) -> dict[Oid, frozenset[tuple[str, ...]]]:
+    """commit -> its change against its first parent as (path, old mode, new mode, old blob,
+    new blob) entries (one ``diff-tree --stdin --raw -z`` process); {} when git fails."""
+    from branchkeeper.git.difftree import parse_raw_z
+    from branchkeeper.git.run import GitError
+
+    wanted = sorted(set(commits))
+    try:
+        out = run_git(["diff-tree", "--stdin", "-r", "--raw", "-z", "--no-renames",
+                       "--no-abbrev"], cwd=root, stdin="".join(f"{c}\n" for c in wanted).encode(),
+                      timeout=TIMEOUT_S).stdout
+    except GitError:
+        return {}
+    return {Oid.parse(header): frozenset((e.path, e.old_mode, e.new_mode, e.old_oid, e.new_oid)
+                                         for e in entries)
+            for header, entries in parse_raw_z(out)}
+
+
+def _merge_keeps(root: Path, old: Oid, new: Oid) -> bool:
+    """Whether ``merge-tree --write-tree NEW OLD`` is clean and gives NEW's tree (git 2.38;
+    False on older git or any failure). Its objects go to a scratch object store."""
+    from branchkeeper.git.mergetree import scratch_objects
+    from branchkeeper.git.repo import git_version
+    from branchkeeper.git.run import GitError
+
+    if not git_version().has_merge_tree_write_tree:
+        return False
+    try:
+        common = Path(run_git(["rev-parse", "--git-common-dir"], cwd=root,
+                              timeout=TIMEOUT_S).text.strip())
+        with scratch_objects(common if common.is_absolute() else root / common) as scratch:
+            res = run_git(["merge-tree", "--write-tree", "--no-messages", new, old], cwd=root,
+                          env=scratch.env(), check=False, timeout=TIMEOUT_S)
+        tree = run_git(["rev-parse", f"{new}^{{tree}}"], cwd=root, timeout=TIMEOUT_S).text
+    except (GitError, OSError):
+        return False
+    return res.returncode == 0 and res.text.split() == [tree.strip()]
 
 
 def losing_updates(root: Path, candidates: Sequence[Candidate], *,
