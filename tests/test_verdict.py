@@ -304,3 +304,52 @@ def test_json_document_lists_superseded_in_the_summary(
                                                     "kept_ref": 0, "ignored_files": 0}}
     rows = json.loads((Path(w.path) / ".git" / "branchkeeper" / "last-sweep.json").read_text())
     assert rows["branches"]["B1"][1] == "superseded"
+
+
+def c11_conflict(w: GitRepo) -> dict[str, str]:
+    """C11 where merging B1 into the squash commit conflicts: B1 returns a pair and adds
+    ``proxies = None``, and a docs line; B2, made from B1, keeps B1's header comment, strips the
+    url instead, drops the proxies line and the docs line; B2 is squash-merged."""
+    w.commit("library", files={"lib.py": LIB, "docs.md": DOCS}, days_ago=12)
+    w.git("push", "-q", "origin", "main")
+    ids = {}
+    w.switch("B1", create=True, days_ago=11)
+    b1_lib = "# proxies\n" + LIB.replace("    return url\n",
+                                          "    return url, None\nproxies = None\n")
+    ids["B1"] = w.commit("add proxies", files={"lib.py": b1_lib,
+                                               "docs.md": DOCS + "Proxies: none.\n"},
+                         days_ago=11)
+    w.switch("B2", create=True, days_ago=10)
+    ids["B2"] = w.commit("strip the url instead", files={
+        "lib.py": "# proxies\n" + LIB.replace("return url", "return url.strip()"),
+        "docs.md": DOCS}, days_ago=10)
+    w.switch("main")
+    ids["S"] = w.squash_merge("B2", days_ago=9)
+    w.git("push", "-q", "origin", "main")
+    return ids
+
+
+def test_c11_conflicted_count_is_the_branch_lines_missing_not_the_markers(
+        remote_and_clone: tuple[GitRepo, GitRepo]) -> None:
+    _, w = remote_and_clone
+    ids = c11_conflict(w)
+    inv = inventory(w)
+    # lib.py: B1's "return url, None" and "proxies = None" are not on S ("return url", which
+    # B1 replaced, is gone from S too; the header comment landed); docs.md: its one line
+    assert record(inv, "B1")["superseded"] == {
+        "by": ["B2"], "holder_tip": ids["B2"], "base": "refs/remotes/origin/main",
+        "landed_as": ids["S"], "lines": 3, "conflicted": True,
+        "changes": [{"path": "docs.md", "added": 1, "deleted": 0},
+                    {"path": "lib.py", "added": 2, "deleted": 0}]}
+    out = io.StringIO()
+    render_text(inv, Console(file=out, width=1000, highlight=False, color_system=None))
+    text = out.getvalue()
+    start = text.index("  B1  ", text.index("Superseded (1)"))
+    assert text[start:text.index("    park it", start)] == (
+        f"  B1  3 changed line(s) did not land with B2 as {ids['S'][:10]} (the merge "
+        "conflicts; counted: the branch's own changed lines the landing commit lacks, "
+        "conflict markers excluded), 11d old\n"
+        "    docs.md  +1 -0\n"
+        "    lib.py  +2 -0\n")
+    # a warm run reads the same count from the cache
+    assert record(inventory(w), "B1")["superseded"] == record(inv, "B1")["superseded"]

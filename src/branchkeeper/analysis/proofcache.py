@@ -22,6 +22,8 @@ from branchkeeper.model.records import MissingChange, Proof, ProofKind
 
 #: Bump when a tier's meaning changes: every cached verdict is then recomputed.
 VERDICT_FORMAT = 2  # 2: whitespace-blind patch-id proofs need a content check
+#: Bump when what a cached merge's changes count changes (2: a conflict's markers are not counted).
+PAIR_FORMAT = 2
 
 
 def verdict_stamp(default_bases: Sequence[Base], line_bases: Sequence[Base], *, merges: bool,
@@ -70,13 +72,14 @@ def pair_key(target: str, tip: str) -> str:
 def encode_pair(*, clean: bool, same: bool, changes: Sequence[MissingChange]) -> list[Any]:
     """A merge of a tip into a landing commit: clean, whether it changed nothing, what it
     still changes."""
-    return [clean, same, [[c.path, c.added, c.deleted] for c in changes]]
+    return [clean, same, [[c.path, c.added, c.deleted] for c in changes], PAIR_FORMAT]
 
 
 def decode_pair(value: Any) -> tuple[bool, bool, tuple[MissingChange, ...]] | None:
-    if not isinstance(value, list) or len(value) != 3:
+    """What :func:`encode_pair` wrote, or None for another shape or an older format."""
+    if not isinstance(value, list) or len(value) != 4 or value[3] != PAIR_FORMAT:
         return None
-    clean, same, raw = value
+    clean, same, raw, _ = value
     try:
         changes = tuple(MissingChange(str(p), a, d) for p, a, d in raw)
     except (TypeError, ValueError):

@@ -8,7 +8,8 @@ merged into the base tip instead. When no holder passes, ``T`` is ``superseded``
 are inside ``H``, which landed, but some of its changes did not (a review edit, a follow-up
 that dropped a line ``T`` added: field case C11). What is missing comes from one ``diff-tree
 --numstat`` stream of ``<landing tree> <merge result tree>`` pairs, in the scratch object store
-the merges wrote to.
+the merges wrote to; where the merge conflicts, one ``diff-tree -p`` stream counts the branch's
+side of each conflict instead of the markers (:mod:`.conflict_lines`).
 """
 
 from __future__ import annotations
@@ -16,7 +17,8 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Sequence
 
-from branchkeeper.analysis.commitfacts import tree_numstat
+from branchkeeper.analysis.commitfacts import Counts, tree_numstat
+from branchkeeper.analysis.conflict_lines import branch_side_counts
 from branchkeeper.analysis.proofcache import decode_pair, encode_pair, pair_key
 from branchkeeper.analysis.proofrun import ProofRun, TipVerdict
 from branchkeeper.git.isolate import Failure
@@ -132,17 +134,36 @@ def _merge(run: ProofRun, todo: list[tuple[str, str]],
         counts, _ = tree_numstat(run.root, list(set(stats.values())), env=run.scratch.env())
     except GitError:
         counts = {}
+    sides = branch_side_counts(run.root, [(*stats[pair], *pair) for pair, o in merged.items()
+                                          if pair in stats and not o.clean],
+                               env=run.scratch.env())
     for pair, o in merged.items():
         if pair[0] not in trees:
             continue
         same = o.clean and o.tree == trees[pair[0]]
-        changes = () if same else tuple(MissingChange(p, a, d)
-                                        for p, a, d in counts.get(stats[pair], []))
+        changes = () if same else _changes(counts.get(stats[pair], []),
+                                           None if o.clean else sides.get(stats[pair]))
         outcomes[pair] = (o.clean, same, changes)
-        if same or stats[pair] in counts:
+        if same or (stats[pair] in counts and (o.clean or stats[pair] in sides)):
             run.cache.put_pair(pair_key(*pair), encode_pair(clean=o.clean, same=same,
                                                             changes=changes))
     return failed
+
+
+def _changes(numstat: Counts, sides: list[tuple[int, int]] | None
+             ) -> tuple[MissingChange, ...]:
+    """What a merge still changes, per path. For a conflicted merge (``sides``: the patch's
+    per-path counts in the same order) text paths count the branch's side of each conflict
+    and the changes outside them, never the markers; a path left with nothing is dropped."""
+    if sides is None or len(sides) != len(numstat):
+        return tuple(MissingChange(p, a, d) for p, a, d in numstat)
+    out = []
+    for (path, added, _deleted), (a, d) in zip(numstat, sides, strict=True):
+        if added is None:
+            out.append(MissingChange(path, None, None))
+        elif a or d:
+            out.append(MissingChange(path, a, d))
+    return tuple(out)
 
 
 def _supersede(run: ProofRun, t: Oid, h: Oid, proof: Proof, outcome: Outcome) -> None:

@@ -234,7 +234,10 @@ def merge_pairs(root: Path, pairs: Sequence[Pair], *, scratch: ScratchObjects,
     def run(batch: Sequence[Pair]) -> Attempt[Pair, MergeOutcome]:
         stdin = "".join(f"{a} {b}\n" for a, b in batch).encode("ascii")
         try:
-            out = run_git(["merge-tree", "--write-tree", "--stdin", "--no-messages"], cwd=root,
+            # diff3 markers: a conflict's base side lets the superseded count read the
+            # branch's own change (analysis/conflict_lines.py); clean merges are unaffected
+            out = run_git(["-c", "merge.conflictStyle=diff3", "merge-tree", "--write-tree",
+                           "--stdin", "--no-messages"], cwd=root,
                           stdin=stdin, timeout=timeout, env=scratch.env()).stdout
             error = None
         except GitError as exc:

@@ -363,7 +363,8 @@ def _render_superseded(records: list[BranchRecord], console: Console) -> None:
         where = f" as {sup.landed_as.short}" if sup.landed_as is not None else ""
         line = Text("  ")
         line.append(r.name, style="bold")
-        conflict = " (the merge conflicts; the count includes its markers)" if sup.conflicted else ""
+        conflict = (" (the merge conflicts; counted: the branch's own changed lines the landing "
+                    "commit lacks, conflict markers excluded)" if sup.conflicted else "")
         line.append(f"  {sup.lines} changed line(s) did not land with {holder}{where}"
                     f"{conflict}, {_age(r)} old")
         console.print(line, soft_wrap=True)
