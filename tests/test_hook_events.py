@@ -343,3 +343,26 @@ def test_help_lists_hook() -> None:
     sub = subprocess.run([sys.executable, "-m", "branchkeeper", "hook", "--help"],
                          capture_output=True, text=True, check=True).stdout
     assert sub.startswith("usage: branchkeeper hook [-h]")
+
+
+def _hook_modules(command: str) -> tuple[int, bytes, set[str]]:
+    payload = {"session_id": "s", "cwd": "/r", "permission_mode": "default",
+               "tool_name": "Bash", "tool_input": {"command": command}}
+    proc = subprocess.run([sys.executable, "-c", _LIST_IMPORTS, "claude", "PreToolUse"],
+                          input=json.dumps(payload).encode(), capture_output=True, check=True,
+                          timeout=60)
+    code, loaded = eval(proc.stderr.decode())  # a repr of a list of strings
+    return code, proc.stdout, set(loaded)
+
+
+def test_parsed_command_imports_the_code_reader_only_for_an_interpreter() -> None:
+    """A command the hook must parse (it names git) loads the shell reader but not the
+    interpreter-code reader (``shell.interp`` and :mod:`ast`); the same command with a
+    ``python -c`` in it loads exactly those two more (issue 17, lean hook path)."""
+    plain = _hook_modules("git status")
+    with_code = _hook_modules('python -c "print(1)" && git status')
+    assert plain[:2] == (0, b"") and with_code[:2] == (0, b"")
+    assert "branchkeeper.shell.parse" in plain[2]
+    assert {"branchkeeper.shell.interp", "ast"} & plain[2] == set()
+    assert with_code[2] - plain[2] == {"_ast", "ast", "branchkeeper.shell.interp"}
+    assert plain[2] - with_code[2] == set()

@@ -34,8 +34,13 @@ from branchkeeper.model.hook_command import our_entries
 from branchkeeper.policy.decision import ALLOW, Decision, Verdict
 from branchkeeper.policy.plan import describe, under
 from branchkeeper.policy.targets import deletions
-from branchkeeper.shell import interp
-from branchkeeper.shell.model import Invocation, ParsedCommand, join_path, rm_operands
+from branchkeeper.shell.model import (
+    Invocation,
+    ParsedCommand,
+    interpreter_language,
+    join_path,
+    rm_operands,
+)
 from branchkeeper.shell.parse import git_invocation
 from branchkeeper.shell.quoting import shell_quote
 
@@ -288,7 +293,7 @@ def tamper_in(parsed: ParsedCommand, cwd: str, *, home: str | None,
         if why is not None:
             out.append(tamper_action(how, why))
             continue
-        if interp.language(inv.name) is not None and _code_writes_protected(inv):
+        if interpreter_language(inv.name) is not None and _code_writes_protected(inv):
             out.append(tamper_action(how, "let interpreter code write branchkeeper's policy, "
                                           "hooks or records"))
             continue

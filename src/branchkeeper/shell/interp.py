@@ -17,10 +17,13 @@ import ast
 import re
 from typing import NamedTuple
 
+from branchkeeper.shell.model import interpreter_language as language
 from branchkeeper.shell.quoting import shell_quote
 
 #: A shell word that expands to something the guard cannot know (no environment defines it).
 UNKNOWN = '"$__bk_unknown"'
+
+__all__ = ["STDIN", "UNKNOWN", "Reading", "code_of", "commands_in", "language"]
 
 
 class Reading(NamedTuple):
@@ -29,20 +32,6 @@ class Reading(NamedTuple):
 
     commands: tuple[str, ...]
     unread: str | None
-
-
-def language(name: str) -> str | None:
-    """The language an interpreter command name runs (``python3.11`` -> ``python``), or None."""
-    base = name.lower().removesuffix(".exe")
-    if re.fullmatch(r"python[0-9.]*|pypy[0-9.]*", base):
-        return "python"
-    if base in ("node", "nodejs", "bun", "deno"):
-        return "node"
-    if base in ("perl", "ruby", "php"):
-        return base
-    if base in ("awk", "gawk", "mawk", "nawk", "busybox-awk"):
-        return "awk"
-    return None
 
 
 # -- Python ----------------------------------------------------------------------------------

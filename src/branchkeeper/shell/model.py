@@ -19,6 +19,24 @@ NON_FILE_SINKS = frozenset(
     {"/dev/null", "/dev/stdout", "/dev/stderr", "/dev/tty", "/dev/fd/1", "/dev/fd/2"}
 )
 _NO_ENV: Mapping[str, str] = MappingProxyType({})  # the default `Invocation.env` (read-only)
+_VERSION_CHARS = frozenset("0123456789.")
+
+
+def interpreter_language(name: str) -> str | None:
+    """The language an interpreter command name runs (``python3.11`` -> ``python``), or None.
+    Here, not in :mod:`branchkeeper.shell.interp`, so the reader imports the code reader
+    (and :mod:`ast`) only for a command that runs an interpreter."""
+    base = name.lower().removesuffix(".exe")
+    for stem in ("python", "pypy"):
+        if base.startswith(stem) and set(base[len(stem):]) <= _VERSION_CHARS:
+            return "python"
+    if base in ("node", "nodejs", "bun", "deno"):
+        return "node"
+    if base in ("perl", "ruby", "php"):
+        return base
+    if base in ("awk", "gawk", "mawk", "nawk", "busybox-awk"):
+        return "awk"
+    return None
 
 
 class Redirect(NamedTuple):

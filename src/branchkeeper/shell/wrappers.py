@@ -12,8 +12,7 @@ import itertools
 import posixpath
 import re
 
-from branchkeeper.shell import interp
-from branchkeeper.shell.model import FindScope
+from branchkeeper.shell.model import FindScope, interpreter_language
 from branchkeeper.shell.quoting import shell_quote
 from branchkeeper.shell.scope import Inv, Scope, resolve
 from branchkeeper.shell.words import Word
@@ -442,7 +441,7 @@ def classify_special(inv: Inv, scope: Scope) -> Special:
         find_exec(inv, special)
     elif name == "parallel":
         parallel_scripts(inv, special)
-    elif (lang := interp.language(name)) is not None:
+    elif (lang := interpreter_language(name)) is not None:
         interpreter_scripts(inv, special, lang)
     return special
 
@@ -452,7 +451,10 @@ def interpreter_scripts(inv: Inv, special: Special, lang: str) -> None:
     such code fed on stdin (a heredoc, a herestring): the shell commands it runs
     (:func:`branchkeeper.shell.interp.commands_in`). Code from a pipe or an expansion, or a
     command the code builds at run time, cannot be read (the reason says so); a script file
-    is a program like any other."""
+    is a program like any other. The code reader is imported here, only for a command that
+    runs an interpreter (the hook imports the reader on every parsed command)."""
+    from branchkeeper.shell import interp
+
     words = inv.words
     found = interp.code_of(lang, [w.value for w in words])
     if found is None:
