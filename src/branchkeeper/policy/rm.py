@@ -16,7 +16,7 @@ from branchkeeper.policy import removal as rr
 from branchkeeper.policy.decision import Decision
 from branchkeeper.policy.facts import GuardRepos, child_checkouts, git_failed
 from branchkeeper.policy.plan import Plan, deleted_refs, describe, glob_only, under
-from branchkeeper.policy.targets import Deleted
+from branchkeeper.policy.targets import Deleted, rm_spares_root
 from branchkeeper.policy.unread import unparsed_decision
 from branchkeeper.shell.model import Invocation
 from branchkeeper.shell.quoting import shell_quote
@@ -29,6 +29,8 @@ def expand_rm_globs(plan: Plan) -> Plan:
     targets: list[tuple[str, Invocation]] = []
     for target, inv in plan.rm_targets:
         expanded = {w for w, d in zip(inv.argv, inv.dynamic_args, strict=False) if d}
+        if target in ("/", "//") and target not in expanded and rm_spares_root(inv):
+            continue  # rm refuses the root directory
         if target not in expanded and target.startswith("/"):
             targets.append((target, inv))
         elif inv.cwd is not None and glob_only(target):

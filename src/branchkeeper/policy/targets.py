@@ -24,7 +24,14 @@ from branchkeeper.analysis.guard_facts import linked_worktree_paths
 from branchkeeper.git.locate import Repo, locate
 from branchkeeper.policy.facts import child_checkouts
 from branchkeeper.policy.plan import glob_only, under
-from branchkeeper.shell.model import FindScope, Invocation, ParsedCommand, RmTarget, rm_operands
+from branchkeeper.shell.model import (
+    FindScope,
+    Invocation,
+    ParsedCommand,
+    RmTarget,
+    rm_no_preserve_root,
+    rm_operands,
+)
 from branchkeeper.shell.parse import find_scope_of
 
 #: Entries of a git directory that hold commits, refs or the index: deleting one of them (or
@@ -32,6 +39,35 @@ from branchkeeper.shell.parse import find_scope_of
 #: ``COMMIT_EDITMSG``...) may go.
 GIT_DATA = frozenset({"objects", "refs", "packed-refs", "logs", "index", "HEAD", "worktrees",
                       "modules", "shallow", "commondir"})
+
+
+#: What the real path of an ``rm`` program may be called for it to keep ``/`` (GNU coreutils,
+#: as ``rm`` or its single binary, and BSD/macOS rm). Busybox's rm has no such check.
+_ROOT_KEEPING_RM = frozenset({"rm", "grm", "coreutils"})
+
+
+def rm_spares_root(inv: Invocation) -> bool:
+    """Whether the ``rm`` of ``inv`` skips an operand that is the root directory ``/`` (POSIX
+    asks it; GNU's default ``--preserve-root``; BSD and macOS): it runs as ``rm``, not through
+    busybox, without ``--no-preserve-root`` (any abbreviation) among its options, and the
+    program it names (``argv[0]``, looked up on the hook's ``PATH``) is a real ``rm``
+    (:data:`_ROOT_KEEPING_RM`). The filesystem only, no process; False when unsure."""
+    if inv.name != "rm" or any(os.path.basename(w) == "busybox" for w in inv.wrappers):
+        return False
+    for word in inv.argv[1:]:
+        if word == "--":
+            break
+        if word.startswith("--") and rm_no_preserve_root(word):
+            return False
+    program = inv.argv[0]
+    if "/" in program:
+        where = [program if program.startswith("/") else os.path.join(inv.cwd or "/", program)]
+    else:
+        where = [os.path.join(d, program) for d in os.environ.get("PATH", "").split(":") if d]
+    for path in where:
+        if os.path.isfile(path) and os.access(path, os.X_OK):
+            return os.path.basename(os.path.realpath(path)) in _ROOT_KEEPING_RM
+    return False
 
 
 class Hit(NamedTuple):
@@ -80,6 +116,9 @@ def deletions(parsed: ParsedCommand, cwd: str) -> list[Deleted]:
         paths: list[str] = []
         files: list[str] = []
         for t in _expand(targets, inv, feeders.get(id(inv))):
+            if isinstance(t, RmTarget) and not t.dynamic and t.path in ("/", "//") and \
+                    rm_spares_root(inv):
+                continue  # rm refuses the root directory
             if isinstance(t, tuple) and len(t) == 2:  # (scope, recursive) of a find
                 hits += _find_hits(t[0], recursive=t[1])
                 scopes.append(t)

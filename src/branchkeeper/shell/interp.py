@@ -38,7 +38,12 @@ class Reading(NamedTuple):
 _PY_SHELL = frozenset({"system", "popen", "getoutput", "getstatusoutput"})
 _PY_RUN = frozenset({"run", "call", "check_call", "check_output", "Popen", "spawn"})
 _PY_EXEC = re.compile(r"exec[lv]p?e?|spawn[lv]p?e?|posix_spawnp?")
-_PY_DELETE = {"rmtree": "rm -rf --", "remove": "rm -f --", "unlink": "rm -f --",
+#: The ``rm`` a deletion by code amounts to: unlike the ``rm`` program, code removes ``/`` and
+#: empties ``.`` when told to, which ``--no-preserve-root`` makes the guard judge
+#: (:func:`branchkeeper.shell.model.rm_skips_dot`).
+_RM_TREE = "rm -rf --no-preserve-root --"
+_RM_FILE = "rm -f --no-preserve-root --"
+_PY_DELETE = {"rmtree": _RM_TREE, "remove": _RM_FILE, "unlink": _RM_FILE,
               "rmdir": "rmdir --", "removedirs": "rmdir --"}
 
 
@@ -106,7 +111,7 @@ def _python(code: str, depth: int = 0) -> Reading:
             target = func.value  # pathlib: Path("x").unlink()
             if isinstance(target, ast.Call) and target.args:
                 path = _py_text(target.args[0])
-                verb = "rm -f --" if func.attr == "unlink" else "rmdir --"
+                verb = _RM_FILE if func.attr == "unlink" else "rmdir --"
                 out.append(f"{verb} {shell_quote(path) if path is not None else UNKNOWN}")
             continue
         _py_call(node, out, unread)
@@ -125,11 +130,11 @@ _SHELL_CALLS = {
 }
 #: Calls that delete their first argument: (pattern, the rm they amount to), per language.
 _DELETE_CALLS = {
-    "node": [(r"(?:rmSync|rm|rmdirSync|rmdir)", "rm -rf --"), (r"(?:unlinkSync|unlink)", "rm -f --")],
-    "perl": [(r"(?:rmtree|remove_tree)", "rm -rf --"), (r"unlink", "rm -f --")],
-    "ruby": [(r"(?:rm_rf|rm_r|remove_dir|remove_entry(?:_secure)?|rmtree)", "rm -rf --"),
-             (r"(?:rm_f|rm|delete|unlink|remove_file)", "rm -f --")],
-    "php": [(r"unlink", "rm -f --")],
+    "node": [(r"(?:rmSync|rm|rmdirSync|rmdir)", _RM_TREE), (r"(?:unlinkSync|unlink)", _RM_FILE)],
+    "perl": [(r"(?:rmtree|remove_tree)", _RM_TREE), (r"unlink", _RM_FILE)],
+    "ruby": [(r"(?:rm_rf|rm_r|remove_dir|remove_entry(?:_secure)?|rmtree)", _RM_TREE),
+             (r"(?:rm_f|rm|delete|unlink|remove_file)", _RM_FILE)],
+    "php": [(r"unlink", _RM_FILE)],
     "awk": [],
 }
 _LITERAL = re.compile(_STRING)

@@ -192,6 +192,22 @@ def join_path(cwd: str | None, path: str) -> str | None:
 _RM_ARG_OPTS = frozenset({"--interactive", "--preserve-root"})
 
 
+def rm_no_preserve_root(word: str) -> bool:
+    """Whether one option word of ``rm`` is ``--no-preserve-root`` (or an abbreviation of it,
+    as GNU's getopt takes: ``--n`` is already unambiguous)."""
+    return len(word) >= 3 and "--no-preserve-root".startswith(word)
+
+
+def rm_skips_dot(word: str) -> bool:
+    """Whether ``rm`` refuses the operand ``word`` without touching it: its last component
+    (trailing slashes stripped) is ``.`` or ``..`` (POSIX; GNU, BSD and busybox rm all skip
+    it: ``rm -rf .`` removes nothing). The interpreter reader spells the deletions code runs
+    (``shutil.rmtree('.')`` empties the directory) with ``--no-preserve-root``, and any rm
+    given that option is judged as removing such an operand too."""
+    last = word.rstrip("/").rsplit("/", 1)[-1] if word.strip("/") else ""
+    return last in (".", "..")
+
+
 def rm_recursive_targets(inv: Invocation) -> tuple[str, ...]:
     """Targets of `rm -r`/`-R`/`-rf`/`--recursive` as absolute paths; () for any other command.
 
@@ -215,7 +231,10 @@ def rm_recursive_targets(inv: Invocation) -> tuple[str, ...]:
     if not recursive:
         return ()
     out: list[str] = []
+    spare = not any(rm_no_preserve_root(w) for w in inv.argv[1:] if w.startswith("--"))
     for word, dyn in operands:
+        if spare and not dyn and rm_skips_dot(word):
+            continue  # rm refuses `.` and `..` (rm_skips_dot)
         path = None if dyn else join_path(inv.cwd, word)
         out.append(path if path is not None else word)
     if inv.dynamic and not any(inv.dynamic_args):  # xargs: more operands arrive on stdin
@@ -268,7 +287,11 @@ def rm_operands(inv: Invocation) -> tuple[RmTarget, ...]:
         else:
             operands.append((word, dyn))
     out = []
+    spare = name == "rm" and not any(rm_no_preserve_root(w) for w in inv.argv[1:]
+                                     if w.startswith("--"))
     for word, dyn in operands:
+        if spare and not dyn and rm_skips_dot(word):
+            continue  # rm refuses `.` and `..` (rm_skips_dot)
         path = None if dyn else join_path(inv.cwd, word)
         out.append(RmTarget(path if path is not None else word, recursive, path is None))
     if inv.dynamic and not any(d for _, d in operands):  # xargs: more operands on stdin
