@@ -9,7 +9,7 @@ lose nothing).
 ``report``: ask the guard about every command in both worlds (in the sandbox, on untouched
 copies) and print, per category: losing commands (the oracle saw work lost) and how many of
 them the guard let through; harmless ones and how many it denied (or asked a person about),
-and those by rule.
+and those by rule and world.
 ``--src DIR`` measures the guard of another checkout (its ``src``), for a before/after pair
 (e.g. ``git archive REV src | tar -x -C build/before``); DIR must lie outside ``/tmp``, ``/home``
 and ``/srv``, which the sandbox replaces with the world's own (the guard would then be this
@@ -79,7 +79,7 @@ def report(src: str | None) -> int:
                     c["let through"] += 1
                 if not lost and denied:
                     c["denied"] += 1
-                    by_rule[f"{d['verdict']} {d['rule_id']}"] += 1
+                    by_rule[f"{d['verdict']} {d['rule_id']} ({state})"] += 1
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
     total: Counter[str] = Counter()
@@ -91,7 +91,7 @@ def report(src: str | None) -> int:
               f"{c['denied']:>7}")
     print(f"{'all (command x world)':<22} {total['losing']:>7} {total['let through']:>12} "
           f"{total['harmless']:>9} {total['denied']:>7}")
-    print("\nharmless command x world pairs denied or asked, by rule:")
+    print("\nharmless command x world pairs denied or asked, by rule (and world):")
     for rule, n in by_rule.most_common():
         print(f"  {n:>5} {rule}")
     return 0
