@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -15,6 +17,7 @@ if TYPE_CHECKING:
 
     from branchkeeper.model.config import Config
     from branchkeeper.model.config_file import LoadedConfig
+    from branchkeeper.model.progress import Meter
 
 
 def start_dir(args: argparse.Namespace) -> Path:
@@ -75,3 +78,43 @@ def add_ignored_options(p: argparse.ArgumentParser, *, archive: bool = True) -> 
         p.add_argument("--archive-ignored", action="store_true",
                        help="archive the ignored files that would be lost (a verified tar under "
                             "the git dir; branchkeeper undo puts them back), then remove")
+
+
+def add_stats_option(p: argparse.ArgumentParser) -> None:
+    """``--stats``: the pass's timing line on stderr when it ends (see :func:`watched`)."""
+    p.add_argument("--stats", action="store_true",
+                   help="print one timing line on stderr at the end: each phase's seconds, "
+                        "git processes, branches, cache hits")
+
+
+@contextlib.contextmanager
+def watched(args: argparse.Namespace, *, as_json: bool = False, bar: bool = True
+            ) -> Iterator[Meter]:
+    """Run the block as a watched pass: a progress bar on stderr when it is a terminal and the
+    output is not ``--json`` (after ``render.progress.DELAY_S``; ``bar=False``: a command that
+    draws its own), and with ``--stats`` one
+    timing line on stderr at the end (also after ``--json``, also when the block fails).
+    The block calls the meter's ``finish`` before it prints its report (the bar goes). Nothing
+    is imported from rich unless the bar is drawn."""
+    import time
+
+    from branchkeeper.git.run import processes_started
+    from branchkeeper.model.progress import Meter, metering
+
+    sink = None
+    if bar and sys.stderr.isatty() and not as_json:
+        from branchkeeper.render.progress import DelayedBar, delay_s
+
+        sink = DelayedBar(stderr_console(), delay_s())
+    meter = Meter(sink)
+    started, git_at = time.monotonic(), processes_started()
+    try:
+        with metering(meter):
+            yield meter
+    finally:
+        if getattr(args, "stats", False):
+            from branchkeeper.render.progress import stats_line
+
+            sys.stderr.write(stats_line(meter, seconds=time.monotonic() - started,
+                                        git=processes_started() - git_at) + "\n")
+            sys.stderr.flush()

@@ -30,6 +30,7 @@ from branchkeeper.git.objects import missing_objects
 from branchkeeper.git.repo import patch_id_mode
 from branchkeeper.git.run import GitError, run_git, run_git_pipeline
 from branchkeeper.git.types import Oid
+from branchkeeper.model import progress
 from branchkeeper.state.commit_cache import CommitCache
 
 K = TypeVar("K")
@@ -181,6 +182,7 @@ class DiffFacts:
                 todo.append(c)
             else:
                 known[c] = value
+        progress.current().count("commit facts", len(known))
         if not todo:
             return known, {}
 
@@ -205,6 +207,7 @@ class DiffFacts:
                 todo.append(c)
             else:
                 known[c] = value
+        progress.current().count("commit facts", len(known))
 
         def one(part: Sequence[Oid]) -> Attempt[Oid, str]:
             found, settled, error = _pid_attempt(self.root, list(part), list(part))

@@ -37,6 +37,7 @@ from branchkeeper.git.repo import (
 )
 from branchkeeper.git.run import GitError, run_git
 from branchkeeper.git.types import Oid
+from branchkeeper.model import progress
 from branchkeeper.model.records import BranchRecord, BranchState
 from branchkeeper.state.commit_cache import CommitCache
 from branchkeeper.state.config_cache import config_key
@@ -104,12 +105,15 @@ def build_inventory(
     now = clock.now() if now is None else now
     deadline = Deadline(None if budget_ms is None else budget_ms / 1000.0)
     notes: list[str] = []
+    meter = progress.current()
+    meter.phase("reading refs", unit="refs")
     cache = InventoryCache.load(facts.common_dir if use_cache else None)
     table, default, worktrees, remotes = _read_refs(
         facts, config, notes, cache.tip_facts() if cache.path is not None else None)
     remote_configured = remotes.configured
     commits = CommitCache.load(facts.common_dir if use_cache else None, pid_mode=patch_id_mode())
     names = table.names()
+    meter.count("branches", len(names))
     roles = _roles(names, config, default.name)
     default_bases, line_bases = _bases(table, default, names, roles, config.branches.remote)
     proved, subgraph = _prove(facts, table, names, roles, default_bases, line_bases, cache,
@@ -119,6 +123,7 @@ def build_inventory(
     notes.extend(proved.notes)
     _missing_note(proved, remotes, notes)
     default_tips = {b.oid for b in default_bases}
+    meter.phase("counting (dates, lines, commits behind)", len(verdicts), unit="tips")
     evidence = Evidence(
         facts=facts, config=config, now=now, table=table, names=names, default=default,
         roles=roles, worktrees=worktrees, remote_configured=remote_configured,
@@ -129,7 +134,10 @@ def build_inventory(
         lines=_lines_changed(facts.root, verdicts, cache),
         behind_of=_behind_default(facts.root, proved.history, verdicts, default,
                                   default_bases, cache, shallow=facts.shallow))
+    meter.phase("building records", len(names))
     records = build_records(evidence)
+    meter.advance(len(records))
+    meter.phase("saving the cache", unit="files")
     cache.save()
     commits.save()
     if use_cache:
@@ -243,6 +251,7 @@ def _prove(facts: RepoFacts, table: RefTable, names: list[str],
         why = f"default branch unresolved: {default.reason}" if default.reason else \
             "default branch unresolved"
         return ProofResult({t: TipVerdict(unknown=why) for t in judged}), None
+    progress.current().phase("walking unmerged history", len(judged), unit="tips")
     try:
         merged_remote: set[Oid] = set()
         if default_bases[0].ref.startswith("refs/remotes/") and \

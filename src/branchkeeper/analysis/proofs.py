@@ -28,7 +28,7 @@ spent budget give ``unknown`` too, which never deletes (DESIGN.md, guarantee 1).
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -43,6 +43,7 @@ from branchkeeper.git.objects import missing_objects
 from branchkeeper.git.repo import patch_id_mode
 from branchkeeper.git.run import GitError
 from branchkeeper.git.types import Oid
+from branchkeeper.model import progress
 from branchkeeper.model.records import Proof, ProofKind
 from branchkeeper.state.commit_cache import CommitCache
 from branchkeeper.state.inventory_cache import InventoryCache
@@ -98,14 +99,19 @@ def prove_tips(
                       partial=partial)
     run = ProofRun(root, common_dir, subgraph, list(default_bases), list(line_bases), cache,
                    deadline, facts, merges)
+    meter = progress.current()
+    meter.phase("proving: ancestry", len(tips), unit="tips")
     pending = _ancestors(run, tips, merged_into_remote_default, shallow=shallow)
+    meter.advance(len(tips))
     result = ProofResult(run.verdicts)
     if not pending:
         return result
     stamp = verdict_stamp(default_bases, line_bases, merges=merges, pid_mode=patch_id_mode(),
                           shallow=shallow)
     todo = _cached(run, pending, stamp)
+    meter.count("verdicts", len(pending) - len(todo))
     if todo:
+        meter.phase("reading the default branch's history", unit="commits")
         try:
             run.history = BaseHistory.read(root, [b.oid for b in default_bases])
         except GitError as exc:
@@ -121,10 +127,8 @@ def prove_tips(
             run.scratch = stack.enter_context(ScratchObjects(common_dir))
         if todo:
             _own_tiers(run, todo, stamp)
-        if merges:
-            subsumed.tip_subsumed(run, pending)
-        else:
-            subsumed.without_merges(run, pending)
+        _tier(run, pending, "proving: inside a landed branch",
+              subsumed.tip_subsumed if merges else subsumed.without_merges)
         run.scratch = None
     _finish(run, pending)
     result.missing_objects = run.missing_objects
@@ -184,21 +188,32 @@ def _missing_oid(verdict: TipVerdict) -> str | None:
 def _own_tiers(run: ProofRun, todo: list[Oid], stamp: str) -> None:
     """Tiers 2, 3 and 5 for the tips not cached; each finished verdict is cached."""
     _frontiers(run, todo)
-    landing.gather(run, todo)
-    landing.patch_equivalent(run, todo)
-    landing.squash_by_patch_id(run, todo)
+    _tier(run, todo, "proving: changed paths", landing.gather)
+    _tier(run, todo, "proving: rebase merges by patch-id", landing.patch_equivalent)
+    _tier(run, todo, "proving: squash merges by patch-id", landing.squash_by_patch_id)
     if patch_id_mode() != "verbatim":
         unconfirmed = landing.confirm_blind_patch_ids(run, todo)
         if not run.merges:  # with merges the content check judged them: nothing to note
             run.pid_blind += unconfirmed
     if run.merges:
-        landing.squash_by_merge(run, todo)
-    content.content_on_base(run, todo)
+        _tier(run, todo, "proving: squash merges by merge", landing.squash_by_merge)
+    _tier(run, todo, "proving: content on the base", content.content_on_base)
     _finish(run, todo)
     for tip in todo:
         verdict = run.verdicts[tip]
         if cacheable(verdict):
             run.cache.put_verdict(tip, stamp, encode(verdict))
+
+
+def _tier(run: ProofRun, tips: Sequence[Oid], name: str,
+          step: Callable[[ProofRun, Sequence[Oid]], None]) -> None:
+    """Run one tier over ``tips`` as a phase of the pass's meter (its total: the tips still
+    open when it starts; :mod:`branchkeeper.model.progress`)."""
+    meter = progress.current()
+    total = len(run.unproven(list(tips)))
+    meter.phase(name, total, unit="tips")
+    step(run, tips)
+    meter.advance(total)
 
 
 def _ancestors(run: ProofRun, tips: Sequence[Oid], merged_into_remote_default: set[Oid], *,

@@ -20,8 +20,9 @@ from branchkeeper.actions.cleanup_run import LOCK_WAIT_S, run_prune
 from branchkeeper.actions.routine import record_prune, start_background_reap
 from branchkeeper.adapters.commands.argtypes import non_negative_float
 from branchkeeper.adapters.commands.delete import emit
-from branchkeeper.adapters.common import open_repository
+from branchkeeper.adapters.common import add_stats_option, open_repository, watched
 from branchkeeper.errors import ExitCode
+from branchkeeper.git.repo import RepoFacts
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -47,6 +48,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p.add_argument("--json", action="store_true", help="print one JSON document")
     p.add_argument("--lock-wait", type=non_negative_float, default=LOCK_WAIT_S, metavar="SECONDS",
                    help=f"wait this long for another cleanup to finish (default {LOCK_WAIT_S:g})")
+    add_stats_option(p)
     p.set_defaults(func=run)
 
 
@@ -67,8 +69,15 @@ def run(args: argparse.Namespace) -> int:
     def reap() -> str:
         return start_background_reap(facts.root, facts.common_dir, config, no_reap=args.no_reap)
 
-    outcome = run_prune(facts, config, fetch=not args.no_fetch, dry=args.dry_run,
-                        lock_wait_s=args.lock_wait, start_reap=reap)
+    with watched(args, as_json=args.json) as meter:
+        outcome = run_prune(facts, config, fetch=not args.no_fetch, dry=args.dry_run,
+                            lock_wait_s=args.lock_wait, start_reap=reap)
+        meter.finish()
+        return _finish(args, facts, outcome)
+
+
+def _finish(args: argparse.Namespace, facts: RepoFacts, outcome: Outcome) -> int:
+    """Record the prune (unless a dry run), print the outcome, return the exit code."""
     if not args.dry_run:
         here = facts.toplevel.resolve() if facts.toplevel else None
         branch = next((w.branch.removeprefix("refs/heads/") for w in outcome.plan.inventory.worktrees

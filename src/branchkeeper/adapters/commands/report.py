@@ -13,7 +13,12 @@ from pathlib import Path
 from typing import Any
 
 from branchkeeper.adapters.commands.argtypes import positive_int
-from branchkeeper.adapters.common import stderr_console, stdout_console
+from branchkeeper.adapters.common import (
+    add_stats_option,
+    stderr_console,
+    stdout_console,
+    watched,
+)
 from branchkeeper.analysis.report import (
     RepoReport,
     config_path,
@@ -43,6 +48,7 @@ def register(sub: Any) -> None:
     p.add_argument("--json", action="store_true", help="print JSON")
     p.add_argument("--init-config", action="store_true",
                    help="create repos.json if it does not exist (never overwrites)")
+    add_stats_option(p)
     p.set_defaults(func=run)
 
 
@@ -68,13 +74,15 @@ def run(args: argparse.Namespace) -> int:
     paths = discover(repos, roots, max_repos=args.max_repos)
     if not paths:
         raise BranchkeeperError("no repositories found")
-    rows = _run(paths, count_only=args.count_only)
-    if args.json:
-        json.dump({"count_only": args.count_only, "repositories": [r.to_json() for r in rows]},
-                  sys.stdout, indent=2, ensure_ascii=False)
-        sys.stdout.write("\n")
-    else:
-        _table(rows, count_only=args.count_only)
+    with watched(args, bar=False):  # its own bar counts repositories
+        rows = _run(paths, count_only=args.count_only)
+        if args.json:
+            json.dump({"count_only": args.count_only,
+                       "repositories": [r.to_json() for r in rows]},
+                      sys.stdout, indent=2, ensure_ascii=False)
+            sys.stdout.write("\n")
+        else:
+            _table(rows, count_only=args.count_only)
     return int(ExitCode.OK)
 
 

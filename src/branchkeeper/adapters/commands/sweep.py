@@ -12,10 +12,11 @@ from pathlib import Path
 from branchkeeper.adapters.commands.argtypes import positive_int
 from branchkeeper.adapters.common import (
     add_ignored_options,
+    add_stats_option,
     open_repository,
     open_repository_cached,
-    stderr_console,
     stdout_console,
+    watched,
 )
 from branchkeeper.analysis.inventory import Inventory, build_inventory
 from branchkeeper.analysis.kept import KeptTip, read_kept
@@ -60,6 +61,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
                         "(docs/cleanup.md). Exit 0 done, 5 raced, 4 error")
     p.add_argument("--dry-run", action="store_true",
                    help="with --clean: list what would go and why, and what is kept and why")
+    add_stats_option(p)
     add_ignored_options(p)
     p.set_defaults(func=run)
 
@@ -94,9 +96,6 @@ def _inventory(facts_dir: Path | None, args: argparse.Namespace | None, *, budge
         assert facts_dir is not None
         facts = repo_facts(facts_dir)
         config = load_config_cached(facts.main_root, facts.common_dir)
-    if sys.stderr.isatty():  # rich only for a person watching: pipes and --json never load it
-        with stderr_console().status("classifying branches...", spinner="dots"):
-            return build_inventory(facts, config, budget_ms=budget_ms, use_cache=use_cache)
     return build_inventory(facts, config, budget_ms=budget_ms, use_cache=use_cache)
 
 
@@ -129,10 +128,12 @@ def run_clean(args: argparse.Namespace) -> int:
     from branchkeeper.adapters.commands.delete import exit_code as cleanup_exit
 
     facts, loaded = open_repository(args)
-    outcome = run_sweep_clean(facts, loaded.config, dry=args.dry_run, polarity=args.ignored,
-                              archive_ignored=args.archive_ignored)
-    code = cleanup_exit(outcome)
-    emit_cleanup(outcome, as_json=args.json, code=code)
+    with watched(args, as_json=args.json) as meter:
+        outcome = run_sweep_clean(facts, loaded.config, dry=args.dry_run, polarity=args.ignored,
+                                  archive_ignored=args.archive_ignored)
+        meter.finish()
+        code = cleanup_exit(outcome)
+        emit_cleanup(outcome, as_json=args.json, code=code)
     return code
 
 
@@ -142,11 +143,14 @@ def run(args: argparse.Namespace) -> int:
     if getattr(args, "dry_run", False):
         raise UsageError("--dry-run is used with --clean")
     started = time.monotonic()
-    inv = _inventory(None, args, budget_ms=args.budget_ms, use_cache=not args.no_cache)
-    lost = lost_work_of(inv, budget_ms=args.budget_ms, started=started)
-    code = exit_code(inv, fail_on_risk=args.fail_on_risk, lost=lost[0], notes=lost[1])
-    args.exit_code_hint = code  # known before printing (see cli: a closed pipe keeps it)
-    emit(inv, as_json=args.json, show_all=args.show_all, lost=lost)
+    with watched(args, as_json=args.json) as meter:
+        inv = _inventory(None, args, budget_ms=args.budget_ms, use_cache=not args.no_cache)
+        meter.phase("reading local-only work", len(inv.worktrees), unit="worktrees")
+        lost = lost_work_of(inv, budget_ms=args.budget_ms, started=started)
+        meter.finish()
+        code = exit_code(inv, fail_on_risk=args.fail_on_risk, lost=lost[0], notes=lost[1])
+        args.exit_code_hint = code  # known before printing (see cli: a closed pipe keeps it)
+        emit(inv, as_json=args.json, show_all=args.show_all, lost=lost)
     return code
 
 
