@@ -72,6 +72,7 @@ DEFAULT_VALUES: dict[str, object] = {
         "._*", "__MACOSX/", "Thumbs.db",
     ],
     "branches.sweep.budget_ms": 3000,
+    "branches.sweep.session_inline_max": 1000,
     "branches.sweep.behind_threshold": 50,
     "branches.sweep.squash_window": None,
     "branches.sweep.fetch_timeout_s": 60.0,
@@ -250,7 +251,7 @@ def test_inverted_stages_rejected_under_both_presets(repo: GitRepo, body: str, g
     ("branches:\n  dormancy:\n    block: 9\n", 3, "branches.dormancy", "block",
      "preset, advisory_days, noisy_days, block_days, mode"),
     ("branches:\n  sweep: {budget: 9}\n", 2, "branches.sweep", "budget",
-     "budget_ms, behind_threshold, squash_window, fetch_timeout_s"),
+     "budget_ms, session_inline_max, behind_threshold, squash_window, fetch_timeout_s"),
     ("worktrees:\n  protected: []\n", 2, "worktrees", "protected",
      "ignored, protected_ignored, disposable_ignored, activity_window_hours, agent_state_dir, "
      "agent_state_disposable, salvage, reap_from_prune, reap_min_age_hours, nudge_threshold"),

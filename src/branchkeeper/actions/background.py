@@ -25,12 +25,18 @@ CHILD_ENV = "BRANCHKEEPER_BACKGROUND"
 def start_detached(root: Path, common_dir: Path, args: list[str], *, log: str) -> int:
     """Start ``branchkeeper -C root ARGS`` detached, appending to the log ``log``; its pid.
     Raises ``OSError`` when the log cannot be opened or the process cannot be started."""
+    return spawn_detached(root, common_dir, args, log=log).pid
+
+
+def spawn_detached(root: Path, common_dir: Path, args: list[str], *, log: str
+                   ) -> subprocess.Popen[bytes]:
+    """:func:`start_detached`, returning the child (a caller may wait for it a while; the
+    child outlives this process when it does not). Raises ``OSError`` likewise."""
     fd = open_log(common_dir, log)
     try:
-        child = subprocess.Popen(
+        return subprocess.Popen(
             [sys.executable, "-m", "branchkeeper", "-C", str(root), *args],
             stdin=subprocess.DEVNULL, stdout=fd, stderr=fd, cwd=str(root), close_fds=True,
             start_new_session=True, env={**os.environ, CHILD_ENV: log})
     finally:
         os.close(fd)
-    return child.pid

@@ -93,17 +93,21 @@ def build_inventory(
     budget_ms: int | None = None,
     now: float | None = None,
     use_cache: bool = True,
+    budget_checks: int | None = None,
 ) -> Inventory:
     """Classify every branch of the repository described by ``facts``.
 
     ``budget_ms``: wall-clock budget in milliseconds for the proof steps (``None`` = unbounded);
     what the budget does not reach is ``unknown`` with reason ``budget`` and the next run
-    continues from the cache. ``now`` is unix seconds (for tests). Raises :class:`GitError`
+    continues from the cache. ``budget_checks``: a budget in units of work instead (see
+    :class:`~branchkeeper.analysis.proofrun.Deadline`: the same cut on every run, for tests
+    and reproducible measurements). ``now`` is unix seconds (for tests). Raises :class:`GitError`
     only when the ref listing itself fails; later git failures become ``unknown`` verdicts.
     """
     started = time.monotonic()
     now = clock.now() if now is None else now
-    deadline = Deadline(None if budget_ms is None else budget_ms / 1000.0)
+    deadline = Deadline(None if budget_ms is None else budget_ms / 1000.0,
+                        checks=budget_checks)
     notes: list[str] = []
     meter = progress.current()
     meter.phase("reading refs", unit="refs")

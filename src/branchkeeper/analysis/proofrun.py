@@ -50,12 +50,26 @@ class TipVerdict:
 
 @dataclass
 class Deadline:
-    """A wall-clock budget in seconds from creation; ``None`` = unbounded."""
+    """A wall-clock budget in seconds from creation; ``None`` = unbounded. ``checks``: a budget
+    in units of work instead (or as well): spent once :meth:`spent` has been asked more than
+    that many times (each asks before one batch of proof work), so a pass cut short this way
+    stops at the same place on every run (for tests and reproducible measurements)."""
 
     seconds: float | None
     start: float = field(default_factory=time.monotonic)
+    checks: int | None = None
+    _asked: int = 0
+
+    @property
+    def bounded(self) -> bool:
+        """A budget of either kind is set."""
+        return self.seconds is not None or self.checks is not None
 
     def spent(self) -> bool:
+        if self.checks is not None:
+            self._asked += 1
+            if self._asked > self.checks:
+                return True
         return self.seconds is not None and time.monotonic() - self.start > self.seconds
 
 

@@ -95,7 +95,7 @@ def prove_tips(
     """
     if not default_bases:
         return ProofResult({t: TipVerdict(unknown="default branch unresolved") for t in tips})
-    facts = DiffFacts(root, commits, budgeted=deadline.seconds is not None, spent=deadline.spent,
+    facts = DiffFacts(root, commits, budgeted=deadline.bounded, spent=deadline.spent,
                       partial=partial)
     run = ProofRun(root, common_dir, subgraph, list(default_bases), list(line_bases), cache,
                    deadline, facts, merges)

@@ -33,6 +33,7 @@ from branchkeeper.state.holds import Hold, list_holds
 from branchkeeper.state.last_sweep import MAX_AGE_DAYS, read_last_sweep
 
 if TYPE_CHECKING:
+    from branchkeeper.analysis.guard_facts import LeanRefs
     from branchkeeper.git.repo import RepoFacts
     from branchkeeper.model.config import Config
     from branchkeeper.model.records import Stage
@@ -68,6 +69,11 @@ class SessionSummary(NamedTuple):
     #: local-only work that is not a branch (detached commits, dirty worktrees, stashes, our
     #: refs, kept ignored files): the branches come from ``rows``
     lost: tuple[LostWork, ...] = ()
+    #: branches with no row: the budget did not reach them and no sweep before knew them at
+    #: their tip ("not yet classified")
+    unclassified: int = 0
+    #: the background pass (``"running"``, ``"failed: ..."``; ``""``: none, or it finished)
+    passing: str = ""
 
 
 def _budget_unknown(state: BranchState, reason: str) -> bool:
@@ -86,29 +92,56 @@ def _cached_row(name: str, tip: str | None, entry: list[object] | None) -> Summa
 
 def session_summary(facts: RepoFacts, config: Config, *, budget_ms: int,
                     take_abandoned_entries: bool = True,
-                    full_config: Callable[[], Config] | None = None) -> SessionSummary:
+                    full_config: Callable[[], Config] | None = None,
+                    background: Callable[[float], str] | None = None) -> SessionSummary:
     """The current last sweep's rows, or an inventory within ``budget_ms`` milliseconds (see
     the module docstring); plus holds and abandoned-at-stop entries. ``config`` may be the
     cached view of the configuration; ``full_config`` (when given) loads the validated model
     the inventory is then built with.
 
+    ``background`` (seconds to wait -> how it went: ``"finished"``, ``"running"``, ``"failed:
+    ..."``) continues the pass in another process: given, a repository of more than
+    ``branches.sweep.session_inline_max`` branches whose last sweep is not current never runs
+    the inventory here. It waits at most three quarters of the budget; then, unless the pass
+    finished, the rows are what the last sweep knows of the branches still at its tips and
+    the rest are counted in ``unclassified`` (first document, section 2).
+
     Raises :class:`~branchkeeper.git.run.GitError` when the ref listing fails.
     """
     started = time.monotonic()
     common: Path = facts.common_dir
-    current = current_sweep_rows(facts, config)
+    deadline = started + budget_ms / 1000.0
+    unclassified, passing = 0, ""
+    if background is None:
+        current = current_sweep_rows(facts, config)
+    else:
+        from branchkeeper.analysis.guard_facts import lean_refs_at
+
+        lean = lean_refs_at(facts.root, config.branches.remote)
+        current = current_sweep_rows(facts, config, lean=lean)
+        if current is None and len(lean.local.keys() | lean.remote.keys()) \
+                > config.branches.sweep.session_inline_max:
+            passing = background(max(0.0, started + 0.75 * budget_ms / 1000.0
+                                     - time.monotonic()))
+            current = current_sweep_rows(facts, config, lean=lean)
+            if current is None:
+                known, unclassified = known_rows(facts, config, lean)
+                current = CurrentSweep(known, bool(lean.remote))
+            else:
+                passing = ""
     if current is not None:
         rows = current.rows
-        lost = _lost_work(facts, config, started + budget_ms / 1000.0, current.remote_branches)
+        lost = _lost_work(facts, config, deadline, current.remote_branches)
     else:
         model = full_config() if full_config is not None else config
-        rows, lost = _inventory_rows(facts, model, budget_ms, started)
+        rows, lost, unclassified = _inventory_rows(facts, model, budget_ms, started)
     unknown = sum(1 for r in rows if r.state == _UNKNOWN)
     holds = tuple(list_holds(common))
     abandoned = tuple(take_abandoned(common)) if take_abandoned_entries else ()
     return SessionSummary(tuple(rows), config.branches.remote, unknown, holds, abandoned,
                           int((time.monotonic() - started) * 1000),
-                          tuple(i for i in lost if i.kind is not LostKind.UNPUSHED_BRANCH))
+                          tuple(i for i in lost if i.kind is not LostKind.UNPUSHED_BRANCH),
+                          unclassified, passing)
 
 
 _UNKNOWN = BranchState.UNKNOWN.value
@@ -121,7 +154,7 @@ _DAY = 86400.0
 
 
 def _inventory_rows(facts: RepoFacts, config: Config, budget_ms: int, started: float
-                    ) -> tuple[list[SummaryRow], list[LostWork]]:
+                    ) -> tuple[list[SummaryRow], list[LostWork], int]:
     from branchkeeper.analysis.inventory import build_inventory
     from branchkeeper.analysis.lost_work import inventory_lost_work
 
@@ -131,16 +164,20 @@ def _inventory_rows(facts: RepoFacts, config: Config, budget_ms: int, started: f
     deadline = max(started + budget_ms / 1000.0, time.monotonic() + budget_ms / 4000.0)
     lost, _notes = inventory_lost_work(inv, deadline=deadline)
     rows: list[SummaryRow] = []
+    unclassified = 0
     for r in inv.records:
         row: SummaryRow | None = None
         if _budget_unknown(r.state, r.reason):
             row = _cached_row(r.name, r.tip, last.get(r.name))
+            if row is None or row.state == _UNKNOWN:
+                unclassified += 1
+                continue
         if row is None:
             row = SummaryRow(r.name, r.state.value, r.stage.value if r.stage else None,
                              r.containment.value if r.containment else None, r.age_days,
                              r.worktree)
         rows.append(row)
-    return rows, lost
+    return rows, lost, unclassified
 
 
 def _lost_work(facts: RepoFacts, config: Config, deadline: float, remote_branches: bool
@@ -171,11 +208,13 @@ class CurrentSweep(NamedTuple):
     remote_branches: bool
 
 
-def current_sweep_rows(facts: RepoFacts, config: Config) -> CurrentSweep | None:
+def current_sweep_rows(facts: RepoFacts, config: Config, *, lean: LeanRefs | None = None
+                       ) -> CurrentSweep | None:
     """The last sweep's rows, sorted by name and brought to now, when that sweep still
     describes the repository whole (same refs, same configuration, complete; see the module
     docstring); None when it does not, or when any row is malformed. Two git processes (one
-    lean ``for-each-ref``, one ``worktree list``), no inventory.
+    lean ``for-each-ref`` unless ``lean`` is the listing already read, one ``worktree
+    list``), no inventory.
 
     Raises :class:`~branchkeeper.git.run.GitError` when the refs cannot be listed.
     """
@@ -188,7 +227,8 @@ def current_sweep_rows(facts: RepoFacts, config: Config) -> CurrentSweep | None:
     if data is None or data.get("complete") is not True \
             or data.get("config") != config_key(config):
         return None
-    lean = lean_refs_at(facts.root, config.branches.remote)
+    if lean is None:
+        lean = lean_refs_at(facts.root, config.branches.remote)
     written = data.get("time")
     if data.get("refs") != refs_key(lean.remote_head, lean.local, lean.remote) \
             or type(written) is not int:
@@ -229,3 +269,36 @@ def _brought_forward(name: str, entry: object, elapsed: float,
     return SummaryRow(name, state, stage if type(stage) is str else None,
                       containment if type(containment) is str else None, days, worktree,
                       cached=True)
+
+
+def known_rows(facts: RepoFacts, config: Config, lean: LeanRefs
+               ) -> tuple[list[SummaryRow], int]:
+    """What the last sweep knows, without an inventory (the pass goes on elsewhere): the row
+    of each branch still at the tip it recorded (ages brought to now), sorted by name, and the
+    number of branches with none ("not yet classified": new, moved, or a row the last sweep
+    left ``unknown`` while the pass was incomplete). No git process."""
+    from branchkeeper.state.last_sweep import read_sweep_file
+
+    data = read_sweep_file(facts.common_dir) or {}
+    table = data.get("branches")
+    written = data.get("time")
+    elapsed = max(0.0, (clock.now() - written) / _DAY) if type(written) is int else 0.0
+    complete = data.get("complete") is True
+    stage_of = stager(config)
+    tips = {**lean.remote, **lean.local}
+    rows: list[SummaryRow] = []
+    missing = 0
+    for name in sorted(tips):
+        entry = table.get(name) if isinstance(table, dict) else None
+        row = None
+        if type(entry) is list and len(entry) == 6 and entry[0] == tips[name]:
+            row = _brought_forward(name, entry, elapsed, stage_of, _text(entry[5]))
+        if row is None or (row.state == _UNKNOWN and not complete):
+            missing += 1
+            continue
+        rows.append(row)
+    return rows, missing
+
+
+def _text(value: object) -> str | None:
+    return value if type(value) is str else None

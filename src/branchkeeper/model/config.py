@@ -241,6 +241,10 @@ class SweepConfig(_Block):
     budget_ms: int = Field(
         default=3000, ge=1,
         description="wall-clock budget of one sweep, milliseconds")
+    session_inline_max: int = Field(
+        default=1000, ge=0,
+        description="SessionStart classifies inline up to this many branches; past it the pass "
+                    "runs in the background and SessionStart reports what the cache knows")
     behind_threshold: int = Field(
         default=50, ge=1,
         description="commits behind the default branch before a branch is flagged")

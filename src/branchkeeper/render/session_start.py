@@ -109,12 +109,30 @@ def session_start_text(summary: SessionSummary, *, source: str) -> str:
         more = f" and {len(merged) - 5} more" if len(merged) > 5 else ""
         lines.append(f"{len(merged)} branch(es) are merged but not deleted ({names}{more}); "
                      "delete them with: branchkeeper sweep --clean")
-    if not lines:
+    if not lines and not summary.unclassified:
         return ""
-    counts = Counter(r.state for r in rows)
+    lines.append(_counts_line(summary))
+    return "\n".join(lines)
+
+
+def _counts_line(summary: SessionSummary) -> str:
+    """``branchkeeper: N branches: 3 live, 2 merged[; M branches not yet classified (why)].``;
+    with no branch classified yet, ``branchkeeper: M branches not yet classified (why).``"""
+    counts = Counter(r.state for r in summary.rows)
     work = ("live", "dormant", "superseded", "parked", "merged", "merged_into_line",
             "patch_equivalent", "unknown")
     parts = [f"{counts[s]} {s}" for s in work if counts[s]]
-    tail = f" ({summary.unknown} not judged within the sweep budget)" if summary.unknown else ""
-    lines.append(f"branchkeeper: {len(rows)} branches: {', '.join(parts) or 'none open'}{tail}.")
-    return "\n".join(lines)
+    total = len(summary.rows) + summary.unclassified
+    if not summary.unclassified:
+        return f"branchkeeper: {total} branches: {', '.join(parts) or 'none open'}."
+    if summary.passing == "running":
+        why = "the pass continues in the background; the next session start reports more"
+    elif summary.passing.startswith("failed"):
+        why = (f"the background pass could not start ({summary.passing.removeprefix('failed: ')})"
+               "; run: branchkeeper sweep")
+    else:
+        why = "the time budget was spent; the next pass continues from the cache"
+    pending = f"{summary.unclassified} branches not yet classified ({why})"
+    if not parts:
+        return f"branchkeeper: {pending}."
+    return f"branchkeeper: {total} branches: {', '.join(parts)}; {pending}."

@@ -54,6 +54,10 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
                    help="stop proof work after MS milliseconds; the rest is 'unknown' (reason "
                         "budget) and the next run continues from the cache (default: unbounded)")
     p.add_argument("--no-cache", action="store_true", help="ignore and do not write the cache")
+    p.add_argument("--finish-pass", action="store_true",
+                   help="run the pass to the end in rounds, saving the cache after each, and "
+                        "print one line per round instead of the report (what SessionStart "
+                        "starts in the background in a large repository; one at a time)")
     p.add_argument("--clean", action="store_true",
                    help="delete every merged, merged-into-line and patch-equivalent branch "
                         "behind one verified bundle and one journal operation; remove a proven "
@@ -137,7 +141,21 @@ def run_clean(args: argparse.Namespace) -> int:
     return code
 
 
+def run_finish_pass(args: argparse.Namespace) -> int:
+    """``sweep --finish-pass``: the background pass of SessionStart (actions.sweep_pass), one
+    line per round (a detached run's header and end line are the CLI's)."""
+    from branchkeeper.actions.sweep_pass import finish_pass
+
+    if args.clean or args.json or args.no_cache or args.budget_ms is not None:
+        raise UsageError("--finish-pass takes none of --clean, --json, --no-cache, --budget-ms")
+    facts, loaded = open_repository(args)
+    finish_pass(facts, loaded.config, say=lambda line: print(line, flush=True))
+    return int(ExitCode.OK)
+
+
 def run(args: argparse.Namespace) -> int:
+    if getattr(args, "finish_pass", False):
+        return run_finish_pass(args)
     if getattr(args, "clean", False):
         return run_clean(args)
     if getattr(args, "dry_run", False):

@@ -336,7 +336,9 @@ def _worktree_nudge(where: Path, config: Config) -> str:
 # -- SessionStart ---------------------------------------------------------------------------------
 def session_start_context(event: HookEvent) -> str | None:
     """The sweep summary: the last sweep's rows when it is current, else an inventory inside
-    ``branches.sweep.budget_ms`` (see analysis.session_summary and render.session_start)."""
+    ``branches.sweep.budget_ms``, or past ``branches.sweep.session_inline_max`` branches the
+    background pass (actions.sweep_pass) and what the last sweep knows (see
+    analysis.session_summary and render.session_start)."""
     from branchkeeper.analysis.session_summary import session_summary
     from branchkeeper.errors import NotARepositoryError
     from branchkeeper.git.repo import repo_facts
@@ -349,8 +351,13 @@ def session_start_context(event: HookEvent) -> str | None:
         return None
     # the cached view first: a current sweep needs no validated model (no pydantic import)
     view = load_config_cached(facts.main_root, facts.common_dir)
+    def background(wait_s: float) -> str:
+        from branchkeeper.actions.sweep_pass import continue_in_background
+
+        return continue_in_background(facts.root, facts.common_dir, wait_s=wait_s)
+
     summary = session_summary(facts, view, budget_ms=view.branches.sweep.budget_ms,
-                              full_config=lambda: _repo(event.cwd)[1])
+                              full_config=lambda: _repo(event.cwd)[1], background=background)
     lines = [(session_start_text(summary, source=event.source) or "").rstrip("\n")]
     lines.append(_worktree_nudge(facts.root, view))
     if event.source != "compact":  # a compaction continues the session: no preflight
