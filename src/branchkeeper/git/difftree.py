@@ -12,11 +12,17 @@ NUL (``--no-renames``: one path each; ``--no-abbrev``: full ids). ``--numstat -z
 
 A process that dies mid-way leaves its last record possibly incomplete; callers that keep what
 was answered drop it (see :mod:`branchkeeper.git.isolate`).
+
+:func:`iter_raw_z` reads ``--raw`` output as a stream of chunks (from
+:func:`branchkeeper.git.run.stream_git`) and yields one record at a time, its entries as raw
+bytes: the sweep's path sets of tens of thousands of commits are hashed record by record and
+never held as entry objects.
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable, Iterator
 from typing import NamedTuple
 
 from branchkeeper.git.parse import ParseError
@@ -24,6 +30,7 @@ from branchkeeper.git.parse import ParseError
 _OID = r"[0-9a-f]{40}(?:[0-9a-f]{24})?"
 _HEADER = re.compile(rf"\A{_OID}\Z")
 _PAIR_HEADER = re.compile(rf"\A({_OID} {_OID})\n(.*)\Z", re.DOTALL)
+_HEADER_B = re.compile(rb"\A[0-9a-f]{40}(?:[0-9a-f]{24})?(?: [0-9a-f]{40}(?:[0-9a-f]{24})?)?\Z")
 _META = re.compile(rf"\A:([0-7]{{6}}) ([0-7]{{6}}) ({_OID}) ({_OID}) ([ACDMRTUX][0-9]*)\Z")
 
 
@@ -65,31 +72,67 @@ def _header(token: str) -> tuple[str | None, str | None]:
     return None, token
 
 
+def split_z(chunks: Iterable[bytes]) -> Iterator[bytes]:
+    """The NUL-terminated tokens of a ``-z`` stream given in chunks, without their NUL. A
+    last token with no NUL after it (git died mid-write) is dropped."""
+    tail = b""
+    for chunk in chunks:
+        parts = (tail + chunk).split(b"\0") if tail else chunk.split(b"\0")
+        tail = parts.pop()
+        yield from parts
+
+
+RawRecord = tuple[str, list[bytes], list[bytes]]
+
+
+def iter_raw_z(tokens: Iterable[bytes]) -> Iterator[RawRecord]:
+    """``diff-tree --stdin --raw -z --no-renames --no-abbrev`` tokens (:func:`split_z`) ->
+    ``(header, metas, paths)`` per record, in output order: ``metas[i]`` is the
+    ``:<old mode> <new mode> <old oid> <new oid> <status>`` bytes of ``paths[i]``. A cut-off
+    last entry is dropped. Raises :class:`ParseError` on a token of the wrong shape."""
+    header: str | None = None
+    metas: list[bytes] = []
+    paths: list[bytes] = []
+    meta: bytes | None = None
+    for token in tokens:
+        if meta is not None:
+            metas.append(meta)
+            paths.append(token)
+            meta = None
+        elif token[:1] == b":":
+            if header is None:
+                raise ParseError(f"diff-tree: an entry before any header: {token[:80]!r}")
+            meta = token
+        else:
+            if header is not None:
+                yield header, metas, paths
+            head, newline, rest = token.partition(b"\n")
+            if not _HEADER_B.match(head) or (newline and rest[:1] != b":"):
+                raise ParseError(f"diff-tree: bad header {token[:120]!r}")
+            header, metas, paths = head.decode("ascii"), [], []
+            meta = rest if newline else None
+    if header is not None:
+        yield header, metas, paths
+
+
+def raw_entry(meta: bytes, path: bytes) -> RawEntry:
+    """One :class:`RawEntry` from a record's ``meta`` and ``path`` bytes (:func:`iter_raw_z`).
+    Raises :class:`ParseError` when the meta is not a raw entry's."""
+    found = _META.match(meta.decode("ascii", "replace"))
+    if found is None:
+        raise ParseError(f"diff-tree: bad raw entry {meta[:120]!r}")
+    old_mode, new_mode, old_oid, new_oid, status = found.groups()
+    return RawEntry(old_mode, new_mode, old_oid, new_oid, status,
+                    path.decode("utf-8", "surrogateescape"))
+
+
 def parse_raw_z(data: bytes) -> list[tuple[str, list[RawEntry]]]:
     """``diff-tree --stdin --raw -z --no-renames --no-abbrev`` output -> ``[(header,
     entries)]`` in output order. Raises :class:`ParseError` on an entry of the wrong shape."""
-    out: list[tuple[str, list[RawEntry]]] = []
-    tokens = _tokens(data)
-    i = 0
-    while i < len(tokens):
-        header, rest = _header(tokens[i])
-        if header is not None:
-            out.append((header, []))
-            if rest is None:
-                i += 1
-                continue
-            tokens[i] = rest
-        if not out:
-            raise ParseError(f"diff-tree: an entry before any header: {tokens[i][:80]!r}")
-        meta = _META.match(tokens[i])
-        if meta is None or i + 1 >= len(tokens):
-            if meta is not None:
-                break  # the path of the last entry was cut off
-            raise ParseError(f"diff-tree: bad raw entry {tokens[i][:120]!r}")
-        old_mode, new_mode, old_oid, new_oid, status = meta.groups()
-        out[-1][1].append(RawEntry(old_mode, new_mode, old_oid, new_oid, status, tokens[i + 1]))
-        i += 2
-    return out
+    if data and not data.endswith(b"\0"):
+        data += b"\0"  # a last token cut mid-write: kept, as the old reader did
+    return [(h, [raw_entry(m, p) for m, p in zip(ms, ps, strict=True)])
+            for h, ms, ps in iter_raw_z(split_z([data]))]
 
 
 def parse_numstat_z(data: bytes) -> list[tuple[str, list[NumstatEntry]]]:

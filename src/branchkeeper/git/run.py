@@ -20,6 +20,7 @@ not grow with the number of branches.
 from __future__ import annotations
 
 import contextlib
+import io
 import os
 import subprocess
 import threading
@@ -344,3 +345,81 @@ def run_git_pipeline(
     if p2.returncode != 0:
         raise GitError("git failed", argv=argv2, returncode=p2.returncode, stdout=out2, stderr=err2)
     return GitResult(0, out2, err2)
+
+
+def stream_git(
+    args: Sequence[str],
+    *,
+    cwd: Path | str,
+    stdin: bytes | None = None,
+    timeout: float = DEFAULT_TIMEOUT_S,
+    env: Mapping[str, str] | None = None,
+    chunk_size: int = 1 << 16,
+) -> Iterator[bytes]:
+    """Run ``git ARGS`` offline and yield its stdout in chunks (bytes) as git writes them.
+
+    For the large batched streams of a sweep (``diff-tree --stdin``): the output is parsed
+    as it arrives, so it never sits whole in this process's memory, and parsing overlaps
+    git's own work. ``stdin`` is fed from a thread; stderr is collected. ``timeout`` is in
+    seconds for the whole run. Raises :class:`GitError` when git cannot be started, on a
+    timeout (git is ended), or after the last chunk when git exited non-zero (what was
+    yielded before stands: the caller keeps what was answered). Closing the generator early
+    ends git.
+    """
+    argv = ["git", *args]
+    _Counter.count += 1
+    try:
+        proc = subprocess.Popen(argv, cwd=str(cwd), env=git_env(env),
+                                start_new_session=bool(_Shield.depth),
+                                stdin=subprocess.PIPE if stdin is not None else subprocess.DEVNULL,
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    except OSError as exc:
+        raise GitError(f"could not run git ({exc.strerror})", argv=argv, returncode=None) from None
+    assert proc.stdout is not None and proc.stderr is not None
+    err_chunks: list[bytes] = []
+    threads = [threading.Thread(target=lambda: err_chunks.append(proc.stderr.read()),  # type: ignore[union-attr]
+                                daemon=True)]
+    if stdin is not None:
+        threads.append(threading.Thread(target=_feed, args=(proc, stdin), daemon=True))
+    timed_out = threading.Event()
+
+    def expire() -> None:
+        timed_out.set()
+        proc.terminate()
+
+    timer = threading.Timer(timeout, expire)
+    timer.daemon = True
+    for t in (*threads, timer):
+        t.start()
+    drained = False
+    out = proc.stdout
+    assert isinstance(out, io.BufferedReader)
+    try:
+        while chunk := out.read1(chunk_size):
+            yield chunk
+        drained = True
+    finally:
+        timer.cancel()
+        if not drained and proc.poll() is None:  # closed early: end git
+            proc.terminate()
+        proc.stdout.close()
+        proc.wait()
+        for t in threads:
+            t.join()
+    if timed_out.is_set():
+        raise GitError(f"git timed out after {timeout:g} s", argv=argv, returncode=None)
+    if proc.returncode != 0:
+        raise GitError("git failed", argv=argv, returncode=proc.returncode,
+                       stderr=b"".join(err_chunks))
+
+
+def _feed(proc: subprocess.Popen[bytes], data: bytes) -> None:
+    try:
+        assert proc.stdin is not None
+        proc.stdin.write(data)
+    except (BrokenPipeError, ValueError):
+        pass
+    finally:
+        with contextlib.suppress(OSError):
+            proc.stdin.close()  # type: ignore[union-attr]
+
