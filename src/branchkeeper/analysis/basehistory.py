@@ -47,6 +47,7 @@ class BaseHistory:
     chain: list[int]
     first_count: int
     upto: list[int]
+    _roots: list[int] | None = None
 
     @classmethod
     def read(cls, root: Path, tips: Sequence[Oid], *, timeout: float = 300) -> BaseHistory:
@@ -155,6 +156,44 @@ class BaseHistory:
         join, parents, ids = self.join, self.parents, self.ids
         return [ids[i] for i in range(len(ids))
                 if join[i] > cutoff and len(parents[i]) == 1 and parents[i][0] != -1]
+
+    def roots(self, commit: str) -> int:
+        """The root commits ``commit`` reaches, as a bit set (bit ``k``: the ``k``-th root):
+        two commits share history exactly when their sets meet. A history merged from
+        several repositories has several roots; merging across them fails ("unrelated
+        histories"), so the merge check skips such pairs. Computed once, for every commit."""
+        if self._roots is None:
+            self._roots = self._root_sets()
+        return self._roots[self.index[commit]]
+
+    def _root_sets(self) -> list[int]:
+        parents = self.parents
+        sets = [0] * len(parents)
+        done = [False] * len(parents)
+        bit = 1
+        for start in range(len(parents)):
+            stack = [start]
+            while stack:
+                i = stack[-1]
+                if done[i]:
+                    stack.pop()
+                    continue
+                todo = [p for p in parents[i] if p != -1 and not done[p]]
+                if todo:
+                    stack.extend(todo)
+                    continue
+                stack.pop()
+                done[i] = True
+                if not parents[i] or all(p == -1 for p in parents[i]):
+                    sets[i] = bit
+                    bit <<= 1
+                else:
+                    acc = 0
+                    for p in parents[i]:
+                        if p != -1:
+                            acc |= sets[p]
+                    sets[i] = acc
+        return sets
 
     def first_parent(self, commit: str) -> Oid | None:
         """The first parent of a base commit, None for a root or beyond a graft."""

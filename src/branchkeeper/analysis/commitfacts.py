@@ -19,16 +19,16 @@ sets use ``--no-renames``, so a rename is its two paths.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import NamedTuple, TypeVar
 
-from branchkeeper.git.difftree import RawEntry, parse_numstat_z, parse_raw_z
+from branchkeeper.git.difftree import RawRecord, iter_raw_z, parse_numstat_z, split_z
 from branchkeeper.git.isolate import Attempt, Failure, run_isolated
 from branchkeeper.git.objects import missing_objects
 from branchkeeper.git.repo import patch_id_mode
-from branchkeeper.git.run import GitError, run_git, run_git_pipeline
+from branchkeeper.git.run import GitError, run_git, run_git_pipeline, stream_git
 from branchkeeper.git.types import Oid
 from branchkeeper.model import progress
 from branchkeeper.state.commit_cache import CommitCache
@@ -60,21 +60,46 @@ _RAW = ("diff-tree", "--stdin", "-r", "--raw", "-z", "--no-renames", "--no-abbre
 _ZERO = frozenset({"0" * 40, "0" * 64})
 
 
-def path_set_hash(paths: Sequence[str]) -> int:
-    """A 64-bit hash of a set of paths (order and repeats ignored); 0 for the empty set."""
-    if not paths:
+def path_set_hash(paths: Iterable[bytes]) -> int:
+    """A 64-bit hash of a set of paths as git prints them (bytes; order and repeats
+    ignored); 0 for the empty set."""
+    unique = sorted(set(paths))
+    if not unique:
         return 0
-    digest = hashlib.blake2b("\0".join(sorted(set(paths))).encode("utf-8", "surrogateescape"),
-                             digest_size=8).digest()
+    digest = hashlib.blake2b(b"\0".join(unique), digest_size=8).digest()
     return int.from_bytes(digest, "big") or 1
 
 
 class WholeDiff(NamedTuple):
-    """A branch's whole diff from a base commit: the hash of its changed paths and, per path,
-    the branch side's ``(mode, blob)`` (``None`` where the branch deletes the path)."""
+    """A branch's whole diff from a base commit, as a few numbers (never its entries, which
+    for a branch forked long ago run to thousands of paths): the hash of its changed paths,
+    how many paths it changes, and the trees given to :meth:`DiffFacts.whole_diffs` that
+    hold the branch's side of every one of them (same mode and blob, or equally absent)."""
 
     paths_hash: int
-    entries: dict[str, tuple[str, str] | None]
+    paths: int
+    holders: frozenset[str]
+
+
+#: A tree listing: ``{path: (mode, oid)}`` as git prints them (see
+#: :func:`branchkeeper.git.objects.tree_listing`).
+Listing = dict[bytes, tuple[bytes, bytes]]
+
+
+def _held_by(metas: Sequence[bytes], paths: Sequence[bytes], trees: dict[str, Listing]
+             ) -> frozenset[str]:
+    """The trees of ``trees`` that have the new side of every raw entry."""
+    out: list[str] = []
+    for name, table in trees.items():
+        for meta, path in zip(metas, paths, strict=True):
+            _, new_mode, _, new_oid = meta[1:].split(b" ", 4)[:4]
+            have = table.get(path)
+            if (have is None) != (new_oid.decode("ascii") in _ZERO) or (
+                    have is not None and have != (new_mode, new_oid)):
+                break
+        else:
+            out.append(name)
+    return frozenset(out)
 
 
 def _settle(keys: Sequence[str], headers: Sequence[str], *, failed: bool) -> int:
@@ -88,21 +113,96 @@ def _settle(keys: Sequence[str], headers: Sequence[str], *, failed: bool) -> int
     return position.get(headers[-1], 0)
 
 
-def _raw_attempt(root: Path, lines: Sequence[str], keys: Sequence[str], env: dict[str, str] | None
-                 ) -> tuple[list[tuple[str, list[RawEntry]]], int, GitError | None]:
+def _raw_attempt(root: Path, lines: Sequence[str], keys: Sequence[str],
+                 take: Callable[[RawRecord], None], env: dict[str, str] | None = None
+                 ) -> tuple[int, GitError | None]:
+    """One ``diff-tree --stdin --raw`` stream over ``lines``, each record handed to ``take``
+    as it is read (the last one only once it is known complete). Returns how many leading
+    items are settled and the git failure that stopped the stream (None: all of them)."""
     stdin = ("\n".join(lines) + "\n").encode("ascii")
+    last: RawRecord | None = None
     try:
-        out, error = run_git([*PINNED, *_RAW], cwd=root, stdin=stdin, timeout=600,
-                             env=env).stdout, None
+        for record in iter_raw_z(split_z(stream_git([*PINNED, *_RAW], cwd=root, stdin=stdin,
+                                                    timeout=600, env=env))):
+            if last is not None:
+                take(last)
+            last = record
     except GitError as exc:
         if exc.returncode is None:
             raise
-        out, error = exc.stdout, exc
-    records = parse_raw_z(out)
-    settled = _settle(keys, [h for h, _ in records], failed=error is not None)
-    if error is not None:
-        records = [r for r in records if r[0] in set(keys[:settled])]
-    return records, settled, error
+        return _settle(keys, [last[0]] if last is not None else [], failed=True), exc
+    if last is not None:
+        take(last)
+    return len(keys), None
+
+
+def _blobs(metas: Sequence[bytes]) -> set[str]:
+    """The blob ids a record's raw entries name on either side (no submodule commits)."""
+    out: set[str] = set()
+    for meta in metas:
+        old_mode, new_mode, old_oid, new_oid = meta[1:].split(b" ", 4)[:4]
+        if b"160000" in (old_mode, new_mode):
+            continue
+        out.update(o.decode("ascii") for o in (old_oid, new_oid))
+    return out - _ZERO
+
+
+def absent_items(root: Path, lines: Sequence[str], keys: Sequence[K], *, partial: bool
+             ) -> dict[K, Failure]:
+    """After a stream that reads blobs failed (patch-ids, line counts): the items whose diff needs a blob
+    the repository lacks, found from the trees alone (one ``diff-tree --raw`` stream and
+    one object lookup), so a missing blob costs two processes however many items need
+    it. Returns nothing when that check itself fails (the stream then isolates
+    failures)."""
+    if not lines:
+        return {}
+    blobs: dict[str, set[str]] = {}
+
+    def take(record: RawRecord) -> None:
+        blobs[record[0]] = _blobs(record[1])
+
+    try:
+        _, error = _raw_attempt(root, lines, [str(k) for k in keys], take)
+        if error is not None:
+            return {}
+        missing = missing_objects(root, {o for os in blobs.values() for o in os},
+                                  partial=partial)
+    except GitError:
+        return {}
+    out: dict[K, Failure] = {}
+    for k in keys:
+        lacking = sorted(blobs.get(str(k), set()) & missing)
+        if lacking:
+            out[k] = Failure(lacking[0], f"object missing: {lacking[0]}")
+    return out
+
+
+def answer(part: Sequence[K], one: Callable[[Sequence[K]], Attempt[K, R]],
+           absent: Callable[[Sequence[K]], dict[K, Failure]] | None
+           ) -> tuple[dict[K, R], dict[K, Failure]]:
+    """Answer ``part`` by ``one`` (one stream); when that fails and ``absent`` is given, the
+    items of the rest lacking an object (:func:`absent_items`) are set aside before the rest
+    is isolated (:func:`~branchkeeper.git.isolate.run_isolated`), so a stream that does not
+    fail costs nothing more and one that does costs a few processes, not one per item."""
+    if absent is None:
+        return run_isolated(part, one)
+    first = one(part)
+    if first.error is None:
+        return first.results, {}
+    rest = part[first.settled:]
+    lacking = absent(rest)
+    found, failed = run_isolated([k for k in rest if k not in lacking], one)
+    return {**first.results, **found}, {**failed, **lacking}
+
+
+def _halves(items: Sequence[K], chunk: int) -> list[Sequence[K]]:
+    """``items`` in runs of at most ``chunk``, and at least two when there are
+    :data:`PARALLEL_MIN` or more. Runs, not every other item: git reads neighbouring commits
+    of one history far faster (their trees share objects it has just unpacked), so callers
+    pass items in history order."""
+    parts = max(-(-len(items) // chunk), 2 if len(items) >= PARALLEL_MIN else 1)
+    size = -(-len(items) // parts)
+    return [items[i:i + size] for i in range(0, len(items), size)]
 
 
 class DiffFacts:
@@ -118,40 +218,17 @@ class DiffFacts:
         self.partial = partial
 
     def _absent(self, lines: Sequence[str], keys: Sequence[K]) -> dict[K, Failure]:
-        """Before a patch-id stream (which reads blobs): the items whose diff needs a blob the
-        repository lacks, found from the trees alone (one ``diff-tree --raw`` stream and one
-        object lookup), so a missing blob costs two processes however many items need it.
-        Returns nothing when that check itself fails (the stream then isolates failures)."""
-        if not lines:
-            return {}
-        try:
-            records, _, error = _raw_attempt(self.root, lines, [str(k) for k in keys],
-                                                   None)
-            if error is not None:
-                return {}
-            blobs = {h: {o for e in es for o in (e.old_oid, e.new_oid)
-                         if o not in _ZERO and "160000" not in (e.old_mode, e.new_mode)}
-                     for h, es in records}
-            missing = missing_objects(self.root, {o for os in blobs.values() for o in os},
-                                      partial=self.partial)
-        except GitError:
-            return {}
-        out: dict[K, Failure] = {}
-        for k in keys:
-            lacking = sorted(blobs.get(str(k), set()) & missing)
-            if lacking:
-                out[k] = Failure(lacking[0], f"object missing: {lacking[0]}")
-        return out
+        return absent_items(self.root, lines, keys, partial=self.partial)
 
     # -- running streams ------------------------------------------------------------------------
-    def _streams(self, items: Sequence[K], one: Callable[[Sequence[K]], Attempt[K, R]]
+    def _streams(self, items: Sequence[K], one: Callable[[Sequence[K]], Attempt[K, R]],
+                 absent: Callable[[Sequence[K]], dict[K, Failure]] | None = None
                  ) -> tuple[dict[K, R], dict[K, Failure], list[K]]:
         """Answer ``items`` in chunks, two streams at once; returns (results, failures, the
-        items the budget left unanswered)."""
-        chunks = [items[i:i + self.chunk] for i in range(0, len(items), self.chunk)]
-        if len(items) >= PARALLEL_MIN and len(chunks) == 1:
-            half = (len(items) + 1) // 2
-            chunks = [items[:half], items[half:]]
+        items the budget left unanswered). ``absent``: when a chunk's stream fails, the
+        items of its rest that lack an object (:meth:`_absent`), left out before the rest is
+        isolated; a stream that does not fail costs nothing more."""
+        chunks = _halves(items, self.chunk)
         results: dict[K, R] = {}
         failures: dict[K, Failure] = {}
         skipped: list[K] = []
@@ -159,15 +236,15 @@ class DiffFacts:
         def run(part: Sequence[K]) -> tuple[dict[K, R], dict[K, Failure]] | None:
             if self.spent():
                 return None
-            return run_isolated(part, one)
+            return answer(part, one, absent)
 
         with ThreadPoolExecutor(max_workers=2) as pool:
-            for part, answer in zip(chunks, pool.map(run, chunks), strict=True):
-                if answer is None:
+            for part, answered in zip(chunks, pool.map(run, chunks), strict=True):
+                if answered is None:
                     skipped.extend(part)
                     continue
-                results.update(answer[0])
-                failures.update(answer[1])
+                results.update(answered[0])
+                failures.update(answered[1])
         return results, failures, skipped
 
     # -- per-commit facts -----------------------------------------------------------------------
@@ -187,8 +264,12 @@ class DiffFacts:
             return known, {}
 
         def one(part: Sequence[Oid]) -> Attempt[Oid, int]:
-            records, settled, error = _raw_attempt(self.root, part, part, None)
-            found = {Oid(h): path_set_hash([e.path for e in es]) for h, es in records}
+            found: dict[str, int] = {}
+
+            def take(record: RawRecord) -> None:
+                found[record[0]] = path_set_hash(record[2])
+
+            settled, error = _raw_attempt(self.root, part, part, take)
             return Attempt({c: found.get(c, 0) for c in part[:settled]}, settled, error)
 
         results, failures, _ = self._streams(todo, one)
@@ -215,31 +296,32 @@ class DiffFacts:
 
         if not todo:
             return known, {}
-        absent = self._absent(todo, todo)
-        results, failures, _ = self._streams([c for c in todo if c not in absent], one)
+        results, failures, _ = self._streams(todo, one, lambda rest: self._absent(rest, rest))
         for c, value in results.items():
             self.cache.put_pid(c, value)
         known.update(results)
-        return known, {**failures, **absent}
+        return known, failures
 
     # -- range facts ----------------------------------------------------------------------------
-    def whole_diffs(self, pairs: Sequence[tuple[Oid, Oid]]
+    def whole_diffs(self, pairs: Sequence[tuple[Oid, Oid]], trees: dict[str, Listing]
                     ) -> tuple[dict[Oid, WholeDiff], dict[Oid, Failure]]:
         """``{tip: WholeDiff}`` of the diff ``base..tip`` for each ``(base, tip)`` (each tip
-        once). Trees only: no blob is read, so only a missing tree fails an item."""
+        once), each checked against the listings ``trees`` (name -> listing) as it is read.
+        Trees only: no blob is read, so only a missing tree fails an item."""
         by_tip = {tip: base for base, tip in pairs}
         tips = list(by_tip)
 
         def one(part: Sequence[Oid]) -> Attempt[Oid, WholeDiff]:
             lines = [f"{t} {by_tip[t]}" for t in part]
-            records, settled, error = _raw_attempt(self.root, lines, part, None)
             found: dict[str, WholeDiff] = {}
-            for header, entries in records:
-                found[header] = WholeDiff(
-                    path_set_hash([e.path for e in entries]),
-                    {e.path: (None if e.new_oid in _ZERO else (e.new_mode, e.new_oid))
-                     for e in entries})
-            empty = WholeDiff(0, {})
+
+            def take(record: RawRecord) -> None:
+                header, metas, paths = record
+                found[header] = WholeDiff(path_set_hash(paths), len(paths),
+                                          _held_by(metas, paths, trees))
+
+            settled, error = _raw_attempt(self.root, lines, part, take)
+            empty = WholeDiff(0, 0, frozenset())
             return Attempt({t: found.get(t, empty) for t in part[:settled]}, settled, error)
 
         results, failures, _ = self._streams(tips, one)
@@ -255,10 +337,9 @@ class DiffFacts:
                                                  list(part))
             return Attempt({t: found.get(t, "") for t in part[:settled]}, settled, error)
 
-        tips = list(by_tip)
-        absent = self._absent([f"{t} {by_tip[t]}" for t in tips], tips)
-        results, failures, _ = self._streams([t for t in tips if t not in absent], one)
-        return results, {**failures, **absent}
+        results, failures, _ = self._streams(
+            list(by_tip), one, lambda rest: self._absent([f"{t} {by_tip[t]}" for t in rest], rest))
+        return results, failures
 
 
 def _pid_attempt(root: Path, lines: list[str], keys: list[Oid]
@@ -322,11 +403,12 @@ def tree_numstat(root: Path, pairs: Sequence[tuple[str, str]], *, env: dict[str,
     return run_isolated(todo, one)
 
 
-def range_line_counts(root: Path, pairs: Sequence[tuple[Oid, Oid]]
+def range_line_counts(root: Path, pairs: Sequence[tuple[Oid, Oid]], *, partial: bool = False
                       ) -> tuple[dict[Oid, int], dict[Oid, Failure]]:
     """Lines added plus deleted in ``base..tip`` for each ``(base, tip)`` (each tip once),
-    keyed by tip; binary files count 0. One ``diff-tree --numstat`` stream; a tip whose blobs
-    are missing is in the failures."""
+    keyed by tip; binary files count 0. ``diff-tree --numstat`` streams, two at once for a
+    large batch; a tip whose blobs are missing is in the failures (``partial``: a partial
+    clone, see :func:`absent_items`)."""
     by_tip = {tip: base for base, tip in pairs}
 
     def one(part: Sequence[Oid]) -> Attempt[Oid, int]:
@@ -335,4 +417,14 @@ def range_line_counts(root: Path, pairs: Sequence[tuple[Oid, Oid]]
         return Attempt({t: sum((a or 0) + (d or 0) for _, a, d in found.get(t, []))
                         for t in part[:settled]}, settled, error)
 
-    return run_isolated(list(by_tip), one)
+    def run(part: Sequence[Oid]) -> tuple[dict[Oid, int], dict[Oid, Failure]]:
+        return answer(part, one, lambda rest: absent_items(
+            root, [f"{t} {by_tip[t]}" for t in rest], rest, partial=partial))
+
+    counts: dict[Oid, int] = {}
+    failures: dict[Oid, Failure] = {}
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        for found, failed in pool.map(run, _halves(list(by_tip), CHUNK)):
+            counts.update(found)
+            failures.update(failed)
+    return counts, failures

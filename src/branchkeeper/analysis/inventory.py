@@ -50,6 +50,10 @@ if TYPE_CHECKING:
     from branchkeeper.model.config import Config
 
 _DAY = 86400.0
+#: A branch whose diff since its merge base changes more paths than this has no line count
+#: (``lines`` null): counting reads every blob of it, which for a branch forked from a far-off
+#: release line costs minutes.
+MAX_COUNTED_PATHS = 1000
 
 
 @dataclass
@@ -135,7 +139,8 @@ def build_inventory(
         held_by=_remote_holders(table, subgraph),
         created=_old_branch_dates(facts, config, table, roles, verdicts, default_tips, now,
                                   cache),
-        lines=_lines_changed(facts.root, verdicts, cache),
+        lines=_lines_changed(facts.root, verdicts, proved.changed_paths, cache,
+                             partial=remotes.partial_clone),
         behind_of=_behind_default(facts.root, proved.history, verdicts, default,
                                   default_bases, cache, shallow=facts.shallow))
     meter.phase("building records", len(names))
@@ -332,10 +337,12 @@ def _old_branch_dates(facts: RepoFacts, config: Config, table: RefTable,
                           cache)
 
 
-def _lines_changed(root: Path, verdicts: dict[Oid, TipVerdict], cache: InventoryCache
-                   ) -> dict[Oid, int]:
+def _lines_changed(root: Path, verdicts: dict[Oid, TipVerdict], changed_paths: dict[Oid, int],
+                   cache: InventoryCache, *, partial: bool) -> dict[Oid, int]:
     """Lines changed per unmerged tip since its merge base (cached; one ``diff-tree
-    --numstat`` stream for all the others; a tip whose blobs are missing is left out)."""
+    --numstat`` stream for all the others; a tip whose blobs are missing is left out, and so
+    is a tip whose diff changes more than :data:`MAX_COUNTED_PATHS` paths (``changed_paths``:
+    from the proof run), whose count would cost more than the whole sweep)."""
     lines: dict[Oid, int] = {}
     line_pairs: list[tuple[Oid, Oid]] = []
     for t, v in verdicts.items():
@@ -344,11 +351,16 @@ def _lines_changed(root: Path, verdicts: dict[Oid, TipVerdict], cache: Inventory
         key = f"lines:{v.merge_base}:{t}"
         if key in cache.counts:
             cache.used_counts.add(key)
-            lines[t] = cache.counts[key]
+            if cache.counts[key] >= 0:
+                lines[t] = cache.counts[key]
+        elif changed_paths.get(t, 0) > MAX_COUNTED_PATHS:
+            cache.counts[key] = -1
+            cache.used_counts.add(key)
         else:
             line_pairs.append((v.merge_base, t))
     try:
-        counted, _ = range_line_counts(root, line_pairs) if line_pairs else ({}, {})
+        counted, _ = range_line_counts(root, line_pairs, partial=partial) \
+            if line_pairs else ({}, {})
     except GitError:
         counted = {}
     for mb, t in line_pairs:

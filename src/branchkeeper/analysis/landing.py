@@ -21,12 +21,16 @@ the whole-diff patch-id of the tips whose path hash matches a base commit.
 
 from __future__ import annotations
 
+import functools
+import operator
 from collections import defaultdict
 from collections.abc import Sequence
 
+from branchkeeper.analysis.commitfacts import Listing
 from branchkeeper.analysis.proofrun import Base, ProofRun
 from branchkeeper.git.mergetree import merge_pairs
-from branchkeeper.git.objects import commit_trees
+from branchkeeper.git.objects import commit_trees, tree_listing
+from branchkeeper.git.parse import ParseError
 from branchkeeper.git.run import GitError
 from branchkeeper.git.types import Oid
 from branchkeeper.model.records import Proof, ProofKind
@@ -45,19 +49,21 @@ def gather(run: ProofRun, pending: Sequence[Oid]) -> None:
     (see the module docstring). A fact a tip needs that git could not give is a gap."""
     history = run.history
     assert history is not None
-    own = {c for t in pending for c in run.own[t] if _diffable(run, c)}
-    line_only = {b.ref: [c for c in run.line_reach(b) if _diffable(run, c)]
+    # in history order (each branch's commits together, newest first): git reads
+    # neighbouring commits far faster than scattered ones
+    own = dict.fromkeys(c for t in pending for c in run.own[t] if _diffable(run, c))
+    line_only = {b.ref: [c for c in run.walks_of(b) if _diffable(run, c)]
                  for b in run.line_bases}
-    line_commits = {c for cs in line_only.values() for c in cs}
+    line_commits = dict.fromkeys(c for cs in line_only.values() for c in cs)
     base_commits = history.landing_candidates(min(run.cutoff[t] for t in pending))
-    phash, failed = run.facts.path_sets([*sorted(own), *sorted(line_commits), *base_commits])
+    phash, failed = run.facts.path_sets([*own, *line_commits, *base_commits])
     run.phash = phash
     for t in pending:
         for c in run.own[t]:
             if c in own and c not in phash:
                 run.gap(t, failed.get(c))
     pairs = [(run.diff_base[t], t) for t in pending if t in run.diff_base]
-    whole, wfailed = run.facts.whole_diffs(pairs)
+    whole, wfailed = run.facts.whole_diffs(pairs, _base_trees(run))
     run.whole = whole
     for _, t in pairs:
         if t not in whole:
@@ -80,17 +86,35 @@ def gather(run: ProofRun, pending: Sequence[Oid]) -> None:
     _range_patch_ids(run, pending)
 
 
+def _base_trees(run: ProofRun) -> dict[str, Listing]:
+    """The listing of each default ref's tip tree, for the content tier (one ``ls-tree`` per
+    distinct tip); on a git error none, and the error is kept for the tier's note."""
+    trees: dict[str, Listing] = {}
+    for base in run.default_bases:
+        if base.oid in trees:
+            continue
+        try:
+            trees[base.oid] = tree_listing(run.root, base.oid)
+        except (GitError, ParseError) as exc:
+            run.content_error = str(exc).splitlines()[0]
+            return {}
+    return trees
+
+
 def _matched(run: ProofRun, h: int | None) -> bool:
     return h is not None and h != 0 and (
         h in run.base_by_hash or any(h in t for t in run.line_by_hash.values()))
 
 
-def _patch_ids(run: ProofRun, pending: Sequence[Oid], own: set[Oid]) -> None:
+def _patch_ids(run: ProofRun, pending: Sequence[Oid], own: dict[Oid, None]) -> None:
     """Patch-ids of the own commits whose path hash occurs on a base, and of the base commits
     whose path hash occurs among own commits or whole diffs."""
     phash = run.phash
-    mine = [c for c in sorted(own) if _matched(run, phash.get(c))]
-    theirs = [b for bs in run.base_by_hash.values() for b in bs]
+    mine = [c for c in own if _matched(run, phash.get(c))]
+    history = run.history
+    assert history is not None
+    theirs = sorted((b for bs in run.base_by_hash.values() for b in bs),
+                    key=history.index.__getitem__)
     theirs += [c for table in run.line_by_hash.values() for cs in table.values() for c in cs]
     pids, failed = run.facts.patch_ids([*mine, *theirs])
     run.pids = pids
@@ -99,8 +123,6 @@ def _patch_ids(run: ProofRun, pending: Sequence[Oid], own: set[Oid]) -> None:
         for c in run.own[t]:
             if c in wanted and c not in pids:
                 run.gap(t, failed.get(c))
-    history = run.history
-    assert history is not None
     by_pid: defaultdict[str, list[Oid]] = defaultdict(list)
     for bs in run.base_by_hash.values():
         for b in bs:
@@ -116,9 +138,18 @@ def _patch_ids(run: ProofRun, pending: Sequence[Oid], own: set[Oid]) -> None:
         run.line_by_pid[ref] = dict(line_pids)
 
 
+def _single(run: ProofRun, tip: Oid, merge_base: Oid) -> bool:
+    """The branch is one commit on its merge base whose own patch-id is known: its whole
+    diff is that commit's diff, so the whole-diff patch-id is that patch-id."""
+    node = run.subgraph.commits.get(tip)
+    return node is not None and node.parents == (merge_base,) and tip in run.pids \
+        and run.walks[tip].unique == [tip]
+
+
 def _range_patch_ids(run: ProofRun, pending: Sequence[Oid]) -> None:
     """The whole-diff patch-id (cached per merge base and tip) of each tip with a certain
-    merge base whose whole diff's path hash occurs on a base."""
+    merge base whose whole diff's path hash occurs on a base (a one-commit branch's is its
+    commit's patch-id: no second diff)."""
     need: list[tuple[Oid, Oid]] = []
     for t in pending:
         mb = run.merge_base.get(t)
@@ -127,6 +158,8 @@ def _range_patch_ids(run: ProofRun, pending: Sequence[Oid]) -> None:
             continue
         key = f"{mb}:{t}"
         cached = run.cache.range_pid.get(key)
+        if cached is None and _single(run, t, mb):
+            cached = run.cache.range_pid[key] = run.pids[t]
         if cached is not None:
             run.cache.used_range.add(key)
             run.range_pid[t] = cached
@@ -194,11 +227,16 @@ def _candidates(run: ProofRun, tip: Oid) -> list[tuple[Oid, Oid, Base | None]]:
     history = run.history
     assert history is not None
     tip_date = run.subgraph.commits[tip].date
+    frontier = run.walks[tip].frontier
+    roots = 0 if any(f not in history for f in frontier) else \
+        functools.reduce(operator.or_, (history.roots(f) for f in frontier), 0)
     out: list[tuple[int, Oid, Oid, Base | None]] = []
     for s, base in run.landed(tip, paths=w.paths_hash):
         if base is None:
             parent = history.first_parent(s)
             date = history.date(s)
+            if parent is not None and roots and not history.roots(parent) & roots:
+                continue  # no history in common with the branch: git refuses the merge
         else:
             node = run.subgraph.commits[s]
             parent, date = node.parents[0], node.date

@@ -110,6 +110,8 @@ class ProofRun:
     notes: dict[Oid, str] = field(default_factory=dict)
     not_merged: set[Oid] = field(default_factory=set)
     pid_blind: int = 0
+    #: why the default tips' trees could not be listed (the content tier then proves nothing)
+    content_error: str | None = None
     missing_objects: set[str] = field(default_factory=set)
     #: candidate landing commits by changed-path hash: on the default branch (by join), and
     #: per integration line ref (commits only the line holds)
@@ -148,6 +150,11 @@ class ProofRun:
     def line_reach(self, base: Base) -> set[Oid]:
         """Commits an integration line holds that the default branch does not."""
         return self.subgraph.reachable_set(base.oid) or set()
+
+    def walks_of(self, base: Base) -> list[Oid]:
+        """The commits of :meth:`line_reach`, newest first."""
+        walk = self.subgraph.walk(base.oid)
+        return [] if walk is None else walk.unique
 
     def unique(self, tip: Oid) -> frozenset[Oid]:
         """The tip's commits the default branch does not hold (memoised)."""

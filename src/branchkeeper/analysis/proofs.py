@@ -62,6 +62,8 @@ class ProofResult:
     notes: list[str] = field(default_factory=list)
     missing_objects: set[str] = field(default_factory=set)
     unjudged: set[Oid] = field(default_factory=set)
+    #: paths changed since the whole-diff base, per tip whose whole diff this run read
+    changed_paths: dict[Oid, int] = field(default_factory=dict)
 
 
 def prove_tips(
@@ -131,6 +133,7 @@ def prove_tips(
               subsumed.tip_subsumed if merges else subsumed.without_merges)
         run.scratch = None
     _finish(run, pending)
+    result.changed_paths = {t: w.paths for t, w in run.whole.items()}
     result.missing_objects = run.missing_objects
     result.unjudged = set(run.not_merged)
     if run.pid_blind:

@@ -8,15 +8,13 @@ cannot find (in a partial clone an offline ``cat-file`` dies instead: see
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 from pathlib import Path
 
+from branchkeeper.git.difftree import split_z
 from branchkeeper.git.parse import ParseError
-from branchkeeper.git.run import run_git
+from branchkeeper.git.run import run_git, stream_git
 from branchkeeper.git.types import Oid
-
-#: Above this many paths ``ls-tree`` lists the whole tree rather than taking them as arguments.
-MAX_PATHSPECS = 1000
 
 
 def commit_trees(root: Path, commits: Iterable[str], *, env: dict[str, str] | None = None,
@@ -40,30 +38,19 @@ def commit_trees(root: Path, commits: Iterable[str], *, env: dict[str, str] | No
     return trees
 
 
-def tree_entries(root: Path, tree: str, paths: Sequence[str], *, timeout: float = 300
-                 ) -> dict[str, tuple[str, str]]:
-    """``{path: (mode, oid)}`` of the files (blobs, links, submodules) at ``paths`` in
-    ``tree`` (a commit or tree id); a path the tree lacks is absent. One ``ls-tree``: with the
-    paths as literal pathspecs when there are few, else the whole tree, filtered here.
-    Raises :class:`~branchkeeper.git.run.GitError`."""
-    wanted = set(paths)
-    if not wanted:
-        return {}
-    args = ["ls-tree", "-r", "-z", "--full-tree", tree]
-    if len(wanted) <= MAX_PATHSPECS:
-        args += ["--", *(f":(literal){p}" for p in sorted(wanted))]
-    out = run_git(args, cwd=root, timeout=timeout).stdout
-    table: dict[str, tuple[str, str]] = {}
-    for entry in out.split(b"\0"):
-        if not entry:
-            continue
+def tree_listing(root: Path, tree: str, *, timeout: float = 300
+                 ) -> dict[bytes, tuple[bytes, bytes]]:
+    """``{path: (mode, oid)}`` of every file (blob, link, submodule) of ``tree`` (a commit or
+    tree id), as git prints them (bytes), read from one ``ls-tree -r -z`` stream. Raises
+    :class:`~branchkeeper.git.run.GitError` and :class:`ParseError`."""
+    table: dict[bytes, tuple[bytes, bytes]] = {}
+    for entry in split_z(stream_git(["ls-tree", "-r", "-z", "--full-tree", tree], cwd=root,
+                                    timeout=timeout)):
         meta, tab, raw_path = entry.partition(b"\t")
         fields = meta.split(b" ")
         if not tab or len(fields) != 3:
             raise ParseError(f"ls-tree: bad entry {entry[:120]!r}")
-        path = raw_path.decode("utf-8", "surrogateescape")
-        if path in wanted:
-            table[path] = (fields[0].decode("ascii"), fields[2].decode("ascii"))
+        table[raw_path] = (fields[0], fields[2])
     return table
 
 

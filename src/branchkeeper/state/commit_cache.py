@@ -3,8 +3,8 @@
 Issue 11, section 3: a commit's changed paths and its patch-id are fixed by its id, so a sweep
 reads them from here and computes only the missing ones. Two maps:
 
-- ``paths``: commit -> a 64-bit hash of the sorted set of paths its diff against its first
-  parent changes (see :func:`branchkeeper.analysis.commitfacts.path_set_hash`); 0 stands for
+- ``paths``: commit -> a 64-bit hash of the sorted set of paths (as git prints them, bytes)
+  its diff against its first parent changes (see :func:`branchkeeper.analysis.commitfacts.path_set_hash`); 0 stands for
   "changes nothing" (empty commits);
 - ``pids``: commit -> its patch-id (hex), ``""`` when it has no patch.
 
@@ -30,7 +30,9 @@ __all__ = ["CommitCache"]
 
 FILE_NAME = "commits.bin"
 _MAGIC = b"BKCF"
-FORMAT_VERSION = 1
+#: 2: path hashes are taken over the paths' bytes (1 hashed decoded text, which sorts paths
+#: that are not UTF-8 differently)
+FORMAT_VERSION = 2
 #: Most entries kept per map (a bound on the file: about 4 MB per 100,000 commits).
 MAX_ENTRIES = 4_000_000
 _HEAD = struct.Struct("<4sHBBBxII")  # magic, version, oid len, pid len, pid mode, counts
