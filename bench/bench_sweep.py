@@ -25,14 +25,18 @@ Targets: cold 10,000 branches <= 6 s, warm 5,000 <= 1 s, git processes flat in b
 recall 100%, wrong 0, unknown 0 (issue 11); on the real repository cold <= 3 min, warm <= 3 s,
 <= 30 git processes, <= 500 MB (issue 20).
 
+``--baseline SRC --cold [--runs N]`` measures the cold row paired: cold sweeps of the largest
+size over the ``--long`` base, this tree against ``SRC``, alternating; medians and ratios of
+wall and CPU seconds (CPU counts git too), peak memory and git processes.
+
 ``--baseline SRC`` measures only issue 16's warm row: ``sweep --json`` warm at ``--warm-size``
 (5,000) branches, this tree against the package source ``SRC`` (for example ``git archive`` of
 an older main's ``src``), each on its own copy of the repository, alternating, ``--runs`` (15)
 each: medians of wall and CPU seconds, git processes and the ratios.
 
 Usage: ``.venv/bin/python bench/bench_sweep.py [--sizes 1000,5000,10000] [--long 50000]
-[--work-dir DIR] [--json]``, ``... --real PATH`` or ``... --baseline SRC [--warm-size N]
-[--runs N]``. Benchmarks are not tests: this prints
+[--work-dir DIR] [--json]``, ``... --real PATH``, ``... --baseline SRC --cold [--runs N]`` or
+``... --baseline SRC [--warm-size N] [--runs N]``. Benchmarks are not tests: this prints
 figures; it exits non-zero only when it cannot measure or a branch is wrongly called preserved.
 """
 
@@ -286,6 +290,42 @@ def _warm_pair(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cold_pair(args: argparse.Namespace) -> int:
+    """The cold row paired: ``sweep --json`` cold (cache deleted before every run) on the
+    ``--sizes`` maximum over a ``--long`` base, this tree against the package source
+    ``--baseline``, alternating on one repository, ``--runs`` each: medians of wall and CPU
+    seconds (CPU: user + system of the sweep and every git it started), peak memory, git
+    processes, and the ratios. A loaded machine inflates wall time; the CPU ratio is the
+    figure to compare."""
+    import statistics
+
+    size = max(int(n) for n in args.sizes.split(",") if n.strip())
+    repo, truth, _ = repository(args.work_dir, size, args.seed, args.long or None)
+    src = {"ours": None, "baseline": args.baseline}
+    runs: dict[str, list[Run]] = {"ours": [], "baseline": []}
+    for _ in range(args.runs):
+        for label in ("ours", "baseline"):
+            drop_cache(repo)
+            runs[label].append(sweep_once(repo, src=src[label]))
+    wrong = sorted({n for r in runs["ours"] for n in accuracy(r.report, truth)["wrongly_preserved"]})
+    print(f"cold sweep --json, {size} branches over {truth['main_commits']} base commits, "
+          f"median of {args.runs} (alternating runs):")
+    med: dict[str, tuple[float, float]] = {}
+    for label in ("ours", "baseline"):
+        rs = runs[label]
+        med[label] = (statistics.median(r.seconds for r in rs), statistics.median(r.cpu for r in rs))
+        print(f"  {label:<9} {med[label][0]:7.2f} s wall  {med[label][1]:7.2f} s CPU  "
+              f"peak {max(r.peak_mb for r in rs):6.0f} MB  git processes "
+              f"{rs[-1].git_processes}")
+    print(f"  ratio     {med['ours'][0] / med['baseline'][0]:7.2f} wall  "
+          f"{med['ours'][1] / med['baseline'][1]:7.2f} CPU   (target: <= 6 s)")
+    acc = accuracy(runs["ours"][-1].report, truth)
+    print(f"  ours: recall {acc['found']} of {acc['of']}, superseded "
+          f"{acc['superseded_found']}/{acc['superseded_of']}, wrong {len(wrong)}, "
+          f"unknown {acc['unknown']}")
+    return 1 if wrong else 0
+
+
 def main(argv: list[str] | None = None) -> int:
     """Measure and print one table; return 1 on a wrong "preserved" verdict."""
     parser = argparse.ArgumentParser(description="benchmark branchkeeper sweep")
@@ -302,6 +342,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--baseline", type=Path, default=None, metavar="SRC",
                         help="only the warm row of issue 16: this tree vs the package source "
                              "SRC, paired (see --warm-size, --runs)")
+    parser.add_argument("--cold", action="store_true",
+                        help="with --baseline: the cold row instead (largest --sizes over "
+                             "--long), paired, --runs each")
     parser.add_argument("--warm-size", type=int, default=5000)
     parser.add_argument("--runs", type=int, default=15)
     args = parser.parse_args(argv)
@@ -311,7 +354,7 @@ def main(argv: list[str] | None = None) -> int:
               "project's venv python.", file=sys.stderr)
         return 2
     if args.baseline is not None:
-        return _warm_pair(args)
+        return _cold_pair(args) if args.cold else _warm_pair(args)
     return _real(args) if args.real is not None else _generated(args)
 
 
