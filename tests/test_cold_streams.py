@@ -120,7 +120,7 @@ def test_content_on_base_checked_while_the_diff_streams(remote_and_clone: tuple[
                                                         ) -> None:
     """A branch whose every changed path has its version on the default tip is proven by
     content; one path different (or deleted on one side only) is not."""
-    bare, w = remote_and_clone
+    _, w = remote_and_clone
     w.switch("same", create=True)
     w.commit("same", files={"a.txt": "A\n", "README.md": None}, days_ago=5)
     w.switch("main")

@@ -51,9 +51,10 @@ if TYPE_CHECKING:
 
 _DAY = 86400.0
 #: A branch whose diff since its merge base changes more paths than this has no line count
-#: (``lines`` null): counting reads every blob of it, which for a branch forked from a far-off
-#: release line costs minutes.
-MAX_COUNTED_PATHS = 1000
+#: (``lines`` null): counting diffs every blob of it. Measured on a 39,000-branch real
+#: repository: the 15% of unmerged branches over 100 paths (forked long ago) cost 93% of the
+#: count, about 135 s CPU, more than every proof together.
+MAX_COUNTED_PATHS = 100
 
 
 @dataclass

@@ -183,6 +183,24 @@ def _proof(run: ProofRun, kind: ProofKind, landed: Oid, base: Base | None, verif
     return Proof(kind, ref, landed, verified)
 
 
+def _on_default(run: ProofRun, tip: Oid, own: Sequence[Oid]) -> Oid | None:
+    """The default-branch copy of ``own[0]`` when every own commit has one (a base commit
+    with its patch-id the tip does not hold), else None; stops at the first commit without
+    one (a branch forked long ago has thousands of commits)."""
+    history = run.history
+    assert history is not None
+    cut = run.cutoff.get(tip, -1)
+    first: Oid | None = None
+    for c in own:
+        p = run.pids.get(c)
+        copy = next((b for b in run.base_by_pid.get(p, []) if history.join_of(b) > cut),
+                    None) if p and _diffable(run, c) else None
+        if copy is None:
+            return None
+        first = first or copy
+    return first
+
+
 def patch_equivalent(run: ProofRun, pending: Sequence[Oid]) -> None:
     """Tier 2: every own commit (no merge among them) has the patch-id of a base commit the
     branch does not hold: on the default branch, or, for the commits an integration line does
@@ -191,12 +209,14 @@ def patch_equivalent(run: ProofRun, pending: Sequence[Oid]) -> None:
         own = run.own[t]
         if not own:
             continue
-        hits = {c: run.landed(t, pid=p) if (p := run.pids.get(c)) and _diffable(run, c) else []
-                for c in own}
-        if all(any(base is None for _, base in hits[c]) for c in own):
-            first = next(b for b, base in hits[own[0]] if base is None)
+        first = _on_default(run, t, own)
+        if first is not None:
             run.prove(t, _proof(run, ProofKind.PATCH_EQUIVALENT, first, None, "patch-id"))
             continue
+        if not run.line_bases:
+            continue
+        hits = {c: run.landed(t, pid=p) if (p := run.pids.get(c)) and _diffable(run, c) else []
+                for c in own}
         for line in run.line_bases:
             held = run.line_reach(line)
             rest = [c for c in own if c not in held]

@@ -4,8 +4,9 @@ Issue 11, section 3: a commit's changed paths and its patch-id are fixed by its 
 reads them from here and computes only the missing ones. Two maps:
 
 - ``paths``: commit -> a 64-bit hash of the sorted set of paths (as git prints them, bytes)
-  its diff against its first parent changes (see :func:`branchkeeper.analysis.commitfacts.path_set_hash`); 0 stands for
-  "changes nothing" (empty commits);
+  its diff against its first parent changes (see
+  :func:`branchkeeper.analysis.commitfacts.path_set_hash`); 0 stands for "changes nothing"
+  (empty commits);
 - ``pids``: commit -> its patch-id (hex), ``""`` when it has no patch.
 
 The file is compact and binary so that a 100,000-commit history stays a few MB: a header
