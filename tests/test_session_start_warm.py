@@ -20,13 +20,12 @@ from tests.gitrepo import NOW, GitRepo
 from tests.hookutil import run_hook
 
 DAY = 86400
-#: A current sweep's SessionStart: find the repository, the lean for-each-ref, a worktree list
-#: for the worktree column; then the survey of local-only work both paths run (worktrees,
-#: the default branch for them, their times, one status, stashes, our refs).
-# ... then the routine: the worktree count for the nudge, the branch for the due rule
-WARM = ["version", "rev-parse", "for-each-ref", "worktree",
-        "worktree", "for-each-ref", "log", "status", "stash", "for-each-ref",
-        "worktree", "symbolic-ref"]
+#: A current sweep's SessionStart: find the repository, the lean for-each-ref, one worktree
+#: list (the worktree column, the survey of local-only work, the routine's nudge count and the
+#: due rule's branch all read it; the survey's default branch is the one resolved from that
+#: for-each-ref); then the survey: the worktrees' HEAD times, one status, stashes, our refs.
+WARM = ["version", "rev-parse", "for-each-ref", "worktree", "log", "status", "stash",
+        "for-each-ref"]
 DUE = "\nbranchkeeper: the session-start prune is due (no prune recorded); run: branchkeeper prune"
 
 

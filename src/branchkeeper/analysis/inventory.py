@@ -78,6 +78,8 @@ class Inventory:
     verdicts: dict[Oid, TipVerdict] = field(default_factory=dict)
     #: False when ``branches.remote`` names no remote of this repository
     remote_configured: bool = True
+    #: the ``<remote>/HEAD`` target the refs were read with (``""``: none)
+    remote_head: str = ""
 
     def summary(self) -> dict[str, int]:
         """Count per state (every state listed) plus ``lost_work_risk``."""
@@ -162,7 +164,7 @@ def build_inventory(
         facts=facts, config=config, remote=config.branches.remote, default=default,
         records=records, worktrees=worktrees, bases=[*default_bases, *line_bases], notes=notes,
         elapsed_s=time.monotonic() - started, verdicts=verdicts,
-        remote_configured=remote_configured,
+        remote_configured=remote_configured, remote_head=table.remote_head,
     )
 
 

@@ -315,3 +315,39 @@ def protected_role(name: str, branches: Any, default_name: str | None) -> str | 
     if name in branches.protected_names:
         return "a protected name (branches.protected_names)"
     return None
+
+
+def remember_session_default(common_dir: Path, session_id: str, configured: str, remote: str,
+                             remote_head: str, default: DefaultBranch) -> bool:
+    """Store ``default`` (resolved for ``branches.default`` = ``configured`` from refs whose
+    ``<remote>/HEAD`` target was ``remote_head``, ``""`` for none) as the session's resolution
+    (:mod:`~branchkeeper.state.session_base`), when the filesystem shows that same remote HEAD
+    (else a later reader could not tell the two apart). True when stored. No git process."""
+    from branchkeeper.git.locate import loose_symref_target
+    from branchkeeper.state.session_base import SessionBase, save_session_base
+
+    head = loose_symref_target(common_dir, f"refs/remotes/{remote}/HEAD")
+    if not session_id or head is None or head != remote_head:
+        return False
+    save_session_base(common_dir, session_id, SessionBase(
+        configured, remote, head, default.name, default.refs, default.how, default.reason))
+    return True
+
+
+def session_default(common_dir: Path, session_id: str, configured: str, remote: str
+                    ) -> DefaultBranch | None:
+    """The default branch this session resolved at SessionStart, while ``branches.default``
+    (``configured``), ``remote`` and the ``<remote>/HEAD`` target are what it was resolved
+    with; None otherwise (resolve it from the refs). No git process (issue 18: the base branch
+    is resolved once per session)."""
+    from branchkeeper.git.locate import loose_symref_target
+    from branchkeeper.state.session_base import load_session_base
+
+    head = loose_symref_target(common_dir, f"refs/remotes/{remote}/HEAD")
+    if not session_id or head is None:
+        return None
+    base = load_session_base(common_dir, session_id, default=configured, remote=remote,
+                             remote_head=head)
+    if base is None:
+        return None
+    return DefaultBranch(base.name, base.refs, base.how, base.reason)

@@ -34,7 +34,8 @@ from branchkeeper.state.last_sweep import MAX_AGE_DAYS, read_last_sweep
 
 if TYPE_CHECKING:
     from branchkeeper.analysis.guard_facts import LeanRefs
-    from branchkeeper.git.repo import RepoFacts
+    from branchkeeper.analysis.refs import DefaultBranch
+    from branchkeeper.git.repo import RepoFacts, Worktree
     from branchkeeper.model.config import Config
     from branchkeeper.model.records import Stage
 
@@ -74,6 +75,12 @@ class SessionSummary(NamedTuple):
     unclassified: int = 0
     #: the background pass (``"running"``, ``"failed: ..."``; ``""``: none, or it finished)
     passing: str = ""
+    #: the default branch as resolved from the refs read, and the ``<remote>/HEAD`` target
+    #: they were read with (``""``: none); None when no refs were read
+    default: DefaultBranch | None = None
+    remote_head: str = ""
+    #: every worktree, main first, as read for the rows (empty when none was read)
+    worktrees: tuple[Worktree, ...] = ()
 
 
 def _budget_unknown(state: BranchState, reason: str) -> bool:
@@ -97,7 +104,8 @@ def session_summary(facts: RepoFacts, config: Config, *, budget_ms: int,
     """The current last sweep's rows, or an inventory within ``budget_ms`` milliseconds (see
     the module docstring); plus holds and abandoned-at-stop entries. ``config`` may be the
     cached view of the configuration; ``full_config`` (when given) loads the validated model
-    the inventory is then built with.
+    the inventory is then built with. One ``worktree list`` serves the rows and the survey of
+    local-only work (the summary carries it, with the default branch it resolved).
 
     ``background`` (seconds to wait -> how it went: ``"finished"``, ``"running"``, ``"failed:
     ..."``) continues the pass in another process: given, a repository of more than
@@ -125,23 +133,31 @@ def session_summary(facts: RepoFacts, config: Config, *, budget_ms: int,
                                      - time.monotonic()))
             current = current_sweep_rows(facts, config, lean=lean)
             if current is None:
+                from branchkeeper.analysis.refs import resolve_default_branch
+                from branchkeeper.git.repo import list_worktrees
+
                 known, unclassified = known_rows(facts, config, lean)
-                current = CurrentSweep(known, bool(lean.remote))
+                current = CurrentSweep(known, bool(lean.remote),
+                                       resolve_default_branch(config.branches.default, lean),
+                                       lean.remote_head, list_worktrees(facts))
             else:
                 passing = ""
     if current is not None:
-        rows = current.rows
-        lost = _lost_work(facts, config, deadline, current.remote_branches)
+        rows, default, remote_head = current.rows, current.default, current.remote_head
+        wts = current.worktrees
+        lost = _lost_work(facts, config, deadline, current.remote_branches,
+                          worktrees=current.worktrees, default=default)
     else:
         model = full_config() if full_config is not None else config
-        rows, lost, unclassified = _inventory_rows(facts, model, budget_ms, started)
+        rows, lost, unclassified, default, remote_head, wts = _inventory_rows(
+            facts, model, budget_ms, started)
     unknown = sum(1 for r in rows if r.state == _UNKNOWN)
     holds = tuple(list_holds(common))
     abandoned = tuple(take_abandoned(common)) if take_abandoned_entries else ()
     return SessionSummary(tuple(rows), config.branches.remote, unknown, holds, abandoned,
                           int((time.monotonic() - started) * 1000),
                           tuple(i for i in lost if i.kind is not LostKind.UNPUSHED_BRANCH),
-                          unclassified, passing)
+                          unclassified, passing, default, remote_head, tuple(wts))
 
 
 _UNKNOWN = BranchState.UNKNOWN.value
@@ -154,7 +170,8 @@ _DAY = 86400.0
 
 
 def _inventory_rows(facts: RepoFacts, config: Config, budget_ms: int, started: float
-                    ) -> tuple[list[SummaryRow], list[LostWork], int]:
+                    ) -> tuple[list[SummaryRow], list[LostWork], int, DefaultBranch, str,
+                               list[Worktree]]:
     from branchkeeper.analysis.inventory import build_inventory
     from branchkeeper.analysis.lost_work import inventory_lost_work
 
@@ -177,23 +194,25 @@ def _inventory_rows(facts: RepoFacts, config: Config, budget_ms: int, started: f
                              r.containment.value if r.containment else None, r.age_days,
                              r.worktree)
         rows.append(row)
-    return rows, lost, unclassified
+    return rows, lost, unclassified, inv.default, inv.remote_head, inv.worktrees
 
 
-def _lost_work(facts: RepoFacts, config: Config, deadline: float, remote_branches: bool
-               ) -> list[LostWork]:
+def _lost_work(facts: RepoFacts, config: Config, deadline: float, remote_branches: bool, *,
+               worktrees: list[Worktree], default: DefaultBranch) -> list[LostWork]:
     """The local-only work that is not a branch, without an inventory (the worktree records
-    need none for it): the worktrees inside ``deadline`` (at least a quarter of the budget
-    from now), the stashes, our refs. The remote counts as configured as the inventory counts
-    it: it has a URL, or (``remote_branches``) branches under it."""
+    need none for it): the worktrees (``worktrees``, already listed; ``default``: the default
+    branch already resolved) inside ``deadline`` (at least a quarter of the budget from now),
+    the stashes, our refs. The remote counts as configured as the inventory counts it: it has
+    a URL, or (``remote_branches``) branches under it."""
     from branchkeeper.analysis.lost_work import read_lost_work
     from branchkeeper.analysis.worktree_record import WorktreeSettings, survey_worktrees
     from branchkeeper.git.repo import read_remote_config
 
     budget_s = config.branches.sweep.budget_ms / 1000.0
-    survey = survey_worktrees(facts, config, settings=WorktreeSettings(), asker=None,
-                              with_inventory=False,
-                              deadline=max(deadline, time.monotonic() + budget_s / 4))
+    survey = survey_worktrees(facts, config, settings=WorktreeSettings(),
+                              asker=None, with_inventory=False,
+                              deadline=max(deadline, time.monotonic() + budget_s / 4),
+                              worktrees=worktrees, default=default)
     remote = config.branches.remote
     configured = remote_branches or read_remote_config(facts.root, remote).configured
     return read_lost_work(facts.root, [], survey.records, remote=remote if configured else None,
@@ -201,24 +220,30 @@ def _lost_work(facts: RepoFacts, config: Config, deadline: float, remote_branche
 
 
 class CurrentSweep(NamedTuple):
-    """The rows of a current last sweep (sorted by name, brought to now) and whether the
-    configured remote has branches (read by the same ``for-each-ref``)."""
+    """The rows of a current last sweep (sorted by name, brought to now), whether the
+    configured remote has branches, the default branch resolved from the same refs and the
+    ``<remote>/HEAD`` target (``""``: none) they were read with (one ``for-each-ref``)."""
 
     rows: list[SummaryRow]
     remote_branches: bool
+    default: DefaultBranch
+    remote_head: str
+    #: the ``worktree list`` the rows' worktree column was read from
+    worktrees: list[Worktree]
 
 
-def current_sweep_rows(facts: RepoFacts, config: Config, *, lean: LeanRefs | None = None
-                       ) -> CurrentSweep | None:
+def current_sweep_rows(facts: RepoFacts, config: Config, *, lean: LeanRefs | None = None,
+                       worktrees: list[Worktree] | None = None) -> CurrentSweep | None:
     """The last sweep's rows, sorted by name and brought to now, when that sweep still
     describes the repository whole (same refs, same configuration, complete; see the module
     docstring); None when it does not, or when any row is malformed. Two git processes (one
     lean ``for-each-ref`` unless ``lean`` is the listing already read, one ``worktree
-    list``), no inventory.
+    list`` unless ``worktrees`` is), no inventory.
 
     Raises :class:`~branchkeeper.git.run.GitError` when the refs cannot be listed.
     """
     from branchkeeper.analysis.guard_facts import lean_refs_at
+    from branchkeeper.analysis.refs import resolve_default_branch
     from branchkeeper.git.repo import branch_worktrees, list_worktrees
     from branchkeeper.state.config_cache import config_key
     from branchkeeper.state.last_sweep import read_sweep_file, refs_key
@@ -234,7 +259,8 @@ def current_sweep_rows(facts: RepoFacts, config: Config, *, lean: LeanRefs | Non
             or type(written) is not int:
         return None
     elapsed = max(0.0, (clock.now() - written) / _DAY)
-    worktree_of = branch_worktrees(list_worktrees(facts))
+    wts = list_worktrees(facts) if worktrees is None else worktrees
+    worktree_of = branch_worktrees(wts)
     stage_of = stager(config)
     rows: list[SummaryRow] = []
     table = data["branches"]
@@ -244,7 +270,9 @@ def current_sweep_rows(facts: RepoFacts, config: Config, *, lean: LeanRefs | Non
         if row is None:
             return None
         rows.append(row)
-    return CurrentSweep(rows, bool(lean.remote))
+    return CurrentSweep(rows, bool(lean.remote),
+                        resolve_default_branch(config.branches.default, lean), lean.remote_head,
+                        wts)
 
 
 def _brought_forward(name: str, entry: object, elapsed: float,

@@ -32,7 +32,7 @@ from branchkeeper import clock
 from branchkeeper.analysis.ignored import IgnoredRules, Polarity
 from branchkeeper.analysis.pr_evidence import GhProvider, NoProvider, PrAnswer, PrEvidence
 from branchkeeper.analysis.reap_gates import ReapInputs, evaluate_reap, needs_pr
-from branchkeeper.analysis.refs import protected_role, resolve_default_branch
+from branchkeeper.analysis.refs import DefaultBranch, protected_role, resolve_default_branch
 from branchkeeper.analysis.worktree_model import (
     RETIRE_GATES,
     RetireInputs,
@@ -206,9 +206,11 @@ def held_by(hold: hold_store.Hold | None) -> str | None:
 def worktree_context(facts: RepoFacts, config: Config, *, inventory: Inventory | None,
                      settings: WorktreeSettings = WorktreeSettings(),
                      worktrees: list[Worktree] | None = None,
-                     judge_reap: bool | None = None) -> WorktreeContext:
+                     judge_reap: bool | None = None,
+                     default: DefaultBranch | None = None) -> WorktreeContext:
     """Gather the repository-wide facts (see the module docstring for the git processes).
-    ``judge_reap`` defaults to "an inventory was given".
+    ``judge_reap`` defaults to "an inventory was given"; ``default``: the default branch
+    when the caller already resolved it (the refs are then not listed again).
 
     Raises :class:`GitError` when listing worktrees or refs fails.
     """
@@ -216,12 +218,13 @@ def worktree_context(facts: RepoFacts, config: Config, *, inventory: Inventory |
     b = config.branches
     if inventory is not None:
         default_name = inventory.default.name
+    elif default is not None:
+        default_name = default.name
     else:
         # names and the remote HEAD are all it reads: the lean listing (no commit opened)
         from branchkeeper.analysis.guard_facts import lean_refs_at
 
-        default_name = resolve_default_branch(b.default,
-                                              lean_refs_at(facts.root, b.remote).table()).name
+        default_name = resolve_default_branch(b.default, lean_refs_at(facts.root, b.remote)).name
     holds = {h.path: h for h in hold_store.list_holds(facts.common_dir)}
     try:
         times = commit_times(facts.root, [w.head for w in wts if w.head is not None])
@@ -349,16 +352,19 @@ class WorktreeSurvey:
 def survey_worktrees(facts: RepoFacts, config: Config, *, settings: WorktreeSettings,
                      asker: PrAsker | None, inventory: Inventory | None = None,
                      with_inventory: bool = True,
-                     deadline: float | None = None) -> WorktreeSurvey:
+                     deadline: float | None = None,
+                     worktrees: list[Worktree] | None = None,
+                     default: DefaultBranch | None = None) -> WorktreeSurvey:
     """Classify every worktree (read-only). The inventory (bounded by
     ``branches.sweep.budget_ms``) is built here when ``with_inventory`` and none is given, and
     only when a linked worktree exists. ``deadline`` as for :func:`classify_worktrees` (the
-    records it did not reach are counted in a note). Raises :class:`GitError` when listing
-    worktrees fails.
+    records it did not reach are counted in a note). ``worktrees`` and ``default``: the
+    caller's own ``worktree list`` and resolved default branch, when it has them (each saves a
+    git process). Raises :class:`GitError` when listing worktrees fails.
     """
     if asker is not None and isinstance(asker.provider, NoProvider):
         asker.available()  # free: degraded mode is known, and is said, up front
-    worktrees = list_worktrees(facts)
+    worktrees = list_worktrees(facts) if worktrees is None else worktrees
     notes: list[str] = []
     if inventory is None and with_inventory and any(not w.is_main and not w.bare
                                                     for w in worktrees):
@@ -367,7 +373,8 @@ def survey_worktrees(facts: RepoFacts, config: Config, *, settings: WorktreeSett
         inventory = build_inventory(facts, config, budget_ms=config.branches.sweep.budget_ms)
         notes.extend(inventory.notes)  # an inventory given in is the caller's to report
     ctx = worktree_context(facts, config, inventory=inventory, settings=settings,
-                           worktrees=worktrees, judge_reap=with_inventory or inventory is not None)
+                           worktrees=worktrees, judge_reap=with_inventory or inventory is not None,
+                           default=default)
     notes.extend(hold_store.take_notes())
     records = classify_worktrees(ctx, asker=asker, deadline=deadline)
     skipped = sum(1 for r in records if r.inputs.base.status_error == NOT_INSPECTED)

@@ -93,3 +93,25 @@ def resolve_git_dir(git_dir: str) -> str:
         if target is not None:
             return str(target)
     return git_dir
+
+
+def loose_symref_target(common_dir: str | Path, ref: str) -> str | None:
+    """The target of the symbolic ref ``ref`` (for example ``refs/remotes/origin/HEAD`` ->
+    ``"refs/remotes/origin/main"``) read from the files backend alone (no git process): ``""``
+    when ``ref`` is not a symbolic ref there (no loose file, or a file holding an object id;
+    git never packs a symbolic ref into ``packed-refs``); ``None`` when the filesystem cannot
+    tell (a reftable repository, an unreadable or malformed file). ``for-each-ref``'s
+    ``%(symref)`` of the same ref gives the same answer."""
+    common = Path(common_dir)
+    if (common / "reftable").exists():
+        return None
+    try:
+        text = (common / ref).read_text("utf-8", "surrogateescape")
+    except FileNotFoundError:
+        return ""
+    except OSError:  # a directory of that name (refs under it), no permission
+        return "" if (common / ref).is_dir() else None
+    if text.startswith("ref:"):
+        target = text[len("ref:"):].strip()
+        return target if target.startswith("refs/") and "\n" not in target else None
+    return "" if len(text.strip()) in (40, 64) else None

@@ -35,7 +35,7 @@ if TYPE_CHECKING:
     from typing import Any
 
     from branchkeeper.adapters.hooks.event import HookEvent
-    from branchkeeper.git.repo import RepoFacts
+    from branchkeeper.git.repo import RepoFacts, Worktree
     from branchkeeper.model.config import Config
     from branchkeeper.policy.decision import Decision
     from branchkeeper.policy.stop import StopJudgement
@@ -319,17 +319,22 @@ def post_tool_use_context(event: HookEvent) -> str | None:
     return "\n".join(out) or None
 
 
-def _worktree_nudge(where: Path, config: Config) -> str:
-    """The count-only nudge past ``worktrees.nudge_threshold`` linked worktrees (one ``git
-    worktree list``; ``""`` at or below it, or when git fails)."""
+def _worktree_nudge(where: Path, config: Config, *,
+                    worktrees: list[Worktree] | None = None) -> str:
+    """The count-only nudge past ``worktrees.nudge_threshold`` linked worktrees (counted in
+    ``worktrees`` when given, else one ``git worktree list``; ``""`` at or below it, or when
+    git fails)."""
     from branchkeeper.actions.routine import nudge_line
     from branchkeeper.git.repo import worktree_counts
     from branchkeeper.git.run import GitError
 
-    try:
-        linked = worktree_counts(where)["linked"]
-    except GitError:
-        return ""
+    if worktrees:
+        linked = sum(1 for w in worktrees if not w.is_main)
+    else:
+        try:
+            linked = worktree_counts(where)["linked"]
+        except GitError:
+            return ""
     return nudge_line(linked, config.worktrees.nudge_threshold)
 
 
@@ -338,7 +343,11 @@ def session_start_context(event: HookEvent) -> str | None:
     """The sweep summary: the last sweep's rows when it is current, else an inventory inside
     ``branches.sweep.budget_ms``, or past ``branches.sweep.session_inline_max`` branches the
     background pass (actions.sweep_pass) and what the last sweep knows (see
-    analysis.session_summary and render.session_start)."""
+    analysis.session_summary and render.session_start); then the routine's lines. One
+    ``worktree list`` serves the rows, the survey, the nudge's count and the due rule's
+    branch; the default branch resolved here is kept for the session's later hook calls
+    (issue 18: resolved once per session)."""
+    from branchkeeper.analysis.refs import remember_session_default
     from branchkeeper.analysis.session_summary import session_summary
     from branchkeeper.errors import NotARepositoryError
     from branchkeeper.git.repo import repo_facts
@@ -358,17 +367,23 @@ def session_start_context(event: HookEvent) -> str | None:
 
     summary = session_summary(facts, view, budget_ms=view.branches.sweep.budget_ms,
                               full_config=lambda: _repo(event.cwd)[1], background=background)
+    if summary.default is not None:
+        remember_session_default(facts.common_dir, event.session_id, view.branches.default,
+                                 view.branches.remote, summary.remote_head, summary.default)
+    wts = list(summary.worktrees)
     lines = [(session_start_text(summary, source=event.source) or "").rstrip("\n")]
-    lines.append(_worktree_nudge(facts.root, view))
+    lines.append(_worktree_nudge(facts.root, view, worktrees=wts))
     if event.source != "compact":  # a compaction continues the session: no preflight
-        lines.append(_prune_due_line(facts, view))
+        lines.append(_prune_due_line(facts, view, worktrees=wts))
     return "\n".join(line for line in lines if line) or None
 
 
-def _prune_due_line(facts: RepoFacts, config: Config) -> str:
+def _prune_due_line(facts: RepoFacts, config: Config, *,
+                    worktrees: list[Worktree] | None = None) -> str:
     """The due rule: one line suggesting ``branchkeeper prune`` (or, with ``session_start.prune:
     background``, starting it detached) when the last prune is older than
-    ``session_start.prune_due_minutes`` or the checkout's branch changed since; ``""`` else."""
+    ``session_start.prune_due_minutes`` or the checkout's branch changed since; ``""`` else.
+    The checkout's branch comes from ``worktrees`` when it lists this checkout."""
     from branchkeeper import clock
     from branchkeeper.actions.routine import prune_due, start_background_prune
     from branchkeeper.state.routine import read_last_prune
@@ -377,7 +392,9 @@ def _prune_due_line(facts: RepoFacts, config: Config) -> str:
     if mode == "off" or facts.toplevel is None:
         return ""
     here = facts.toplevel.resolve()
-    branch = _branch_at(facts.root)
+    branch = _branch_of(here, worktrees) if worktrees else _MISSING
+    if branch is _MISSING:
+        branch = _branch_at(facts.root)
     now = clock.now()
     why = prune_due(read_last_prune(facts.common_dir), now=now, branch=branch,
                     worktree=str(here), minutes=config.session_start.prune_due_minutes)
@@ -387,6 +404,23 @@ def _prune_due_line(facts: RepoFacts, config: Config) -> str:
         return start_background_prune(facts.root, facts.common_dir, now=now, branch=branch,
                                       worktree=str(here))
     return f"branchkeeper: the session-start prune is due ({why}); run: branchkeeper prune"
+
+
+#: :func:`_branch_of` when the list does not hold the checkout.
+_MISSING = "\0missing"
+
+
+def _branch_of(here: Path, worktrees: list[Worktree]) -> str | None:
+    """The branch checked out in the worktree at ``here`` (resolved) as ``worktree list``
+    reported it: its short name, None when detached, :data:`_MISSING` when the list does not
+    hold that worktree (no git process)."""
+    from pathlib import Path
+
+    for w in worktrees:
+        if not w.bare and Path(w.path).resolve() == here:
+            ref = w.branch or ""
+            return ref.removeprefix("refs/heads/") if ref.startswith("refs/heads/") else None
+    return _MISSING
 
 
 def _branch_at(root: Path) -> str | None:

@@ -181,14 +181,21 @@ def _pin_unreferenced_head(wt: Worktree, where: Path, common_dir: Path, log: Log
 _HOOK_IGNORES = frozenset({"not_self", "commit_kept", "clean", "unlocked"})
 
 
-def _record_blockers(facts: RepoFacts, worktrees: list[Worktree], wt: Worktree) -> list[str]:
+def _record_blockers(facts: RepoFacts, worktrees: list[Worktree], wt: Worktree,
+                     session_id: str = "") -> list[str]:
     """Why the worktree's record keeps it (the checkout of the default branch or a line, an
     explicit hold, a nested checkout, ignored files the ignored-content rule keeps), with the
-    command that removes it without loss where one exists; empty when nothing does."""
+    command that removes it without loss where one exists; empty when nothing does. The
+    default branch is the one the session resolved at SessionStart while it still holds
+    (no ref listing), else read from the refs."""
+    from branchkeeper.analysis.refs import session_default
     from branchkeeper.analysis.worktree_record import gather, judge, worktree_context
 
     config = events.repo_config(facts)
-    ctx = worktree_context(facts, config, inventory=None, worktrees=worktrees)
+    b = config.branches
+    ctx = worktree_context(facts, config, inventory=None, worktrees=worktrees,
+                           default=session_default(facts.common_dir, session_id, b.default,
+                                                   b.remote))
     record = judge(ctx, gather(ctx, wt))
     gates = [g for g in record.retire.blockers if g.name not in _HOOK_IGNORES]
     lines = [f"{g.fails_as.value}: {g.detail}" for g in gates]
@@ -226,7 +233,7 @@ def _remove_worktree(event: HookEvent, *, log: Log, signals: Signals) -> A.Answe
         return A.SILENT
     main = worktrees[0]
     where = facts.common_dir if main.bare else main.path
-    kept = _record_blockers(facts, worktrees, match)
+    kept = _record_blockers(facts, worktrees, match, event.session_id)
     if kept:
         message = f"branchkeeper: kept worktree {match.path}: " + "; ".join(kept)
         log(message)
