@@ -22,6 +22,9 @@ written for: its warm forwarder took 83 ms (median) per hook call, its cold star
 The 5,000-branch repository comes from ``bench/genrepo.py`` (cached at /tmp/bk-bench/5000 when
 present); the benchmark works on a copy, never on the cache itself. Run (under ``nice`` on a
 shared machine): ``nice -n 10 .venv/bin/python bench/bench_hook.py [--runs N] [--host H ...]``.
+``--baseline SRC`` prints only the 5,000-branch figures, each paired in the same rounds against
+the package source ``SRC`` (for example ``git archive`` of an older main's ``src``, run through
+``PYTHONPATH``): this tree / baseline as ratios.
 """
 
 from __future__ import annotations
@@ -97,11 +100,12 @@ PAYLOADS: dict[str, Callable[[str, str], tuple[str, dict[str, Any]]]] = {
     "copilot": _copilot}
 
 
-def _one(argv: list[str], data: bytes) -> tuple[float, float, bytes]:
+def _one(argv: list[str], data: bytes, env: dict[str, str] | None = None
+         ) -> tuple[float, float, bytes]:
     """Wall and CPU milliseconds of one process, and its stdout."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
-    proc = subprocess.run(argv, input=data, capture_output=True, check=False)
+    proc = subprocess.run(argv, input=data, capture_output=True, check=False, env=env)
     wall = (time.perf_counter() - start) * 1000
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     cpu = ((after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)) * 1000
@@ -158,6 +162,38 @@ def measure(host: str, event: str, payload: dict[str, Any], runs: int) -> Figure
     return measure_many({"one": (host, event, payload)}, runs)["one"]
 
 
+def measure_against(src: Path, host: str, event: str, payload: dict[str, Any], runs: int
+                    ) -> tuple[Figures, Figures]:
+    """The same hook call with this tree's package and with the package source ``src`` (a
+    baseline, e.g. ``git archive`` of an older main's ``src``, through ``PYTHONPATH``), run in
+    turn within each round with ``python -c pass``: (ours, baseline)."""
+    argv, data = [str(ENTRY), host, event], json.dumps(payload).encode()
+    env = dict(os.environ, PYTHONPATH=str(src))
+    _one(argv, data)
+    _one(argv, data, env)
+    ours: list[tuple[float, float]] = []
+    theirs: list[tuple[float, float]] = []
+    base: list[tuple[float, float]] = []
+    out = out_b = b""
+    for _ in range(runs):
+        wall, cpu, out = _one(argv, data)
+        ours.append((wall, cpu))
+        wall, cpu, out_b = _one(argv, data, env)
+        theirs.append((wall, cpu))
+        b_wall, b_cpu, _ = _one(BASELINE, b"")
+        base.append((b_wall, b_cpu))
+    return Figures(ours, base, out), Figures(theirs, base, out_b)
+
+
+def _paired(label: str, src: Path, host: str, event: str, payload: dict[str, Any], runs: int,
+            target: str) -> None:
+    ours, old = measure_against(src, host, event, payload, runs)
+    print(f"{label}\n  this tree  {ours.line()}{target}; answer {len(ours.out)} bytes\n"
+          f"  baseline   {old.line()}; answer {len(old.out)} bytes\n"
+          f"  this tree / baseline: {ours.wall / old.wall:4.2f} x wall, "
+          f"{ours.cpu / old.cpu:4.2f} x CPU")
+
+
 def profile(host: str, event: str, payload: dict[str, Any], top: int = 12) -> str:
     """The top lines (by cumulative time) of a cProfile of one hook call in this process."""
     from branchkeeper.adapters import hookrun
@@ -199,6 +235,9 @@ def main(argv: list[str] | None = None) -> None:
                         help="hosts to time for the no-git command (default: all)")
     parser.add_argument("--skip-big", action="store_true",
                         help="only the no-git figures (no 5,000-branch repository)")
+    parser.add_argument("--baseline", type=Path, default=None, metavar="SRC",
+                        help="only the 5,000-branch figures, this tree paired against the "
+                             "package source SRC (e.g. git archive of an older main's src)")
     args = parser.parse_args(argv)
     runs = max(15, args.runs)
     hosts = args.host or list(PAYLOADS)
@@ -210,6 +249,10 @@ def main(argv: list[str] | None = None) -> None:
     print(f"{runs} runs per figure; baseline: {' '.join(BASELINE)}")
     print(f"for comparison, the first document's framework: warm forwarder "
           f"{FRAMEWORK_WARM_MS:.0f} ms median per hook call, cold start {FRAMEWORK_COLD_MS/1000:.1f} s")
+    if args.baseline is not None:
+        with tempfile.TemporaryDirectory() as tmp_name:
+            _big_against(Path(tmp_name), args.baseline.resolve(), runs)
+        return
     with tempfile.TemporaryDirectory() as tmp_name:
         tmp = Path(tmp_name)
         small = tmp / "small"
@@ -248,6 +291,21 @@ def main(argv: list[str] | None = None) -> None:
         print(profile("claude", "PreToolUse", switch))
         print("\nprofile, SessionStart (in process):")
         print(profile("claude", "SessionStart", start))
+
+
+def _big_against(tmp: Path, src: Path, runs: int) -> None:
+    """The 5,000-branch figures (warm), this tree against the baseline source ``src``."""
+    big = _big_repo(tmp)
+    _sweep(big)
+    for label, command, target in (("git status", "git status", ""),
+                                   ("git switch -c x", "git switch -c x", "; target <= 100 ms")):
+        event, payload = _claude(str(big), command)
+        _paired(f"PreToolUse `{label}` 5,000 branches", src, "claude", event, payload, runs,
+                target)
+    start = {"session_id": "bench", "transcript_path": "/t.jsonl", "cwd": str(big),
+             "hook_event_name": "SessionStart", "source": "startup"}
+    _paired("SessionStart (startup) 5,000 branches, warm", src, "claude", "SessionStart", start,
+            runs, "; target <= 500 ms")
 
 
 if __name__ == "__main__":

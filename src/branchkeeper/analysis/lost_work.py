@@ -290,13 +290,14 @@ def inventory_lost_work(inventory: Inventory, *, deadline: float | None = None
     """Every piece of local-only work of the repository ``inventory`` describes, with the
     notes of the worktree survey (worktrees the ``deadline`` left uninspected). One worktree
     record per worktree (no PR evidence: none is needed here), over the inventory's own
-    ``worktree list``."""
+    ``worktree list``; a worktree's files are walked only where it holds local-only work
+    (``WorktreeSettings.walk_all``)."""
     from branchkeeper import clock
     from branchkeeper.analysis.worktree_record import WorktreeSettings, survey_worktrees
 
     facts = inventory.facts
-    survey = survey_worktrees(facts, inventory.config, settings=WorktreeSettings(), asker=None,
-                              inventory=inventory, deadline=deadline,
+    survey = survey_worktrees(facts, inventory.config, settings=WorktreeSettings(walk_all=False),
+                              asker=None, inventory=inventory, deadline=deadline,
                               worktrees=list(inventory.worktrees))
     remote = inventory.remote if inventory.remote_configured else None
     lost = read_lost_work(facts.root, inventory.records, survey.records, remote=remote,

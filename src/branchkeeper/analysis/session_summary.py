@@ -209,7 +209,7 @@ def _lost_work(facts: RepoFacts, config: Config, deadline: float, remote_branche
     from branchkeeper.git.repo import read_remote_config
 
     budget_s = config.branches.sweep.budget_ms / 1000.0
-    survey = survey_worktrees(facts, config, settings=WorktreeSettings(),
+    survey = survey_worktrees(facts, config, settings=WorktreeSettings(walk_all=False),
                               asker=None, with_inventory=False,
                               deadline=max(deadline, time.monotonic() + budget_s / 4),
                               worktrees=worktrees, default=default)

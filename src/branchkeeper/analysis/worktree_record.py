@@ -44,6 +44,7 @@ from branchkeeper.analysis.worktree_status import (
     WorktreeStatus,
     classify_worktree_ignored,
     commit_times,
+    with_files,
     worktree_status,
 )
 from branchkeeper.git.repo import RepoFacts, Worktree, list_worktrees
@@ -64,11 +65,15 @@ WORKERS = 4
 class WorktreeSettings:
     """The options that change a verdict: ``polarity`` of the ignored-content rule (``None``:
     ``worktrees.ignored``), ``min_age_hours`` (``None``: off), ``now`` (unix seconds;
-    ``None``: :func:`branchkeeper.clock.now`)."""
+    ``None``: :func:`branchkeeper.clock.now`). ``walk_all``: False for a survey that only lists
+    local-only work (sweep, SessionStart): a worktree's files are walked for its last activity
+    only when it holds such work (the only idle figure that list shows); the others' last
+    activity is unknown, so their reap gate fails closed."""
 
     polarity: Polarity | None = None
     min_age_hours: float | None = None
     now: float | None = None
+    walk_all: bool = True
 
 
 class PrAsker:
@@ -256,8 +261,12 @@ def gather(ctx: WorktreeContext, wt: Worktree, *, head_time: float | None = None
         status_error = NOT_INSPECTED
     elif not wt.prunable and not wt.bare and wt.path.is_dir():
         try:
-            status = worktree_status(wt.path, worktrees=ctx.worktrees, head_time=head_time)
+            status = worktree_status(wt.path, worktrees=ctx.worktrees, head_time=head_time,
+                                     walk=ctx.settings.walk_all)
             ignored = classify_worktree_ignored(status, ctx.rules)
+            if status.tracked or status.untracked or (ignored is not None and ignored.kept) \
+                    or wt.branch is None:  # local-only work, or may be: its idle is shown
+                status = with_files(status)
         except (GitError, ValueError) as exc:
             status_error = f"could not read its status: {str(exc).splitlines()[0]}"
     remote_ref = local_ref = error = None
@@ -273,7 +282,7 @@ def gather(ctx: WorktreeContext, wt: Worktree, *, head_time: float | None = None
                         remote_ref or local_ref, error, status_error, protected)
     activity = status.activity if status is not None else None
     return ReapInputs(
-        base=base, now=ctx.now, activity=activity.latest if activity else None,
+        base=base, now=ctx.now, activity=activity.latest if activity and activity.walked else None,
         activity_capped=activity.files_capped if activity else False,
         created=activity.created if activity else None,
         window_hours=ctx.config.worktrees.activity_window_hours,

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from branchkeeper.analysis.ignored import (
@@ -56,6 +56,8 @@ class Activity:
     HEAD reflog (a commit, a checkout, a reset: what the entry says, not when the file was last
     written). ``commit``: the HEAD commit's committer date. ``created``: the time of the first
     HEAD reflog entry (the ``worktree add``), else the mtime of the worktree's ``commondir``.
+    ``walked``: False when the files were not walked (a survey that shows no idle figure for
+    this worktree: :func:`with_files`); :attr:`latest` is then a lower bound, like a capped walk.
     """
 
     files: float | None
@@ -63,6 +65,7 @@ class Activity:
     reflog: float | None
     commit: float | None
     created: float | None = None
+    walked: bool = True
 
     @property
     def latest(self) -> float | None:
@@ -181,39 +184,63 @@ def _nested(path: Path, entries: Sequence[str], worktrees: Sequence[Worktree]) -
 
 def _walk_activity(root: Path, ignored: Sequence[str], nested: Sequence[Nested], *,
                    cap: int) -> tuple[float | None, bool]:
+    """The newest ``lstat`` mtime among the files and directories under ``root`` (top-down, as
+    ``os.walk`` visits them: ``.git``, the ``ignored`` entries and the ``nested`` checkouts
+    skipped, symbolic links to directories not followed), and whether ``cap`` entries were
+    reached first. Plain strings and ``os.scandir``: thousands of entries per worktree."""
     skip_dirs = {e.rstrip("/") for e in ignored if e.endswith("/")}
     skip_files = {e for e in ignored if not e.endswith("/")}
-    skip_abs = {n.path for n in nested}
+    skip_abs = {str(n.path) for n in nested}
     newest: float | None = None
     seen = 0
-    for dirpath, dirnames, filenames in os.walk(root):
-        here = Path(dirpath)
-        rel = here.relative_to(root).as_posix()
-        prefix = "" if rel == "." else rel + "/"
-        dirnames[:] = [d for d in dirnames if d != ".git" and f"{prefix}{d}" not in skip_dirs
-                       and here / d not in skip_abs]
-        names = [f for f in filenames if f != ".git" and f"{prefix}{f}" not in skip_files]
-        for name in [*names, *([] if rel == "." else ["."])]:
+    stack: list[tuple[str, str]] = [(str(root), "")]  # (directory, its path relative to root)
+    lstat = os.lstat
+    while stack:
+        here, prefix = stack.pop()
+        try:
+            with os.scandir(here) as it:
+                entries = list(it)
+        except OSError:
+            continue
+        subdirs: list[tuple[str, str]] = []
+        names: list[str] = []
+        for entry in entries:
+            name = entry.name
+            try:
+                is_dir = entry.is_dir()
+            except OSError:
+                is_dir = False
+            if is_dir:
+                if name != ".git" and prefix + name not in skip_dirs \
+                        and entry.path not in skip_abs and not entry.is_symlink():
+                    subdirs.append((entry.path, prefix + name + "/"))
+            elif name != ".git" and prefix + name not in skip_files:
+                names.append(entry.path)
+        if prefix:
+            names.append(here)
+        for path in names:
             seen += 1
             if seen > cap:
                 return newest, True
             try:
-                stamp = (here / name).lstat().st_mtime
+                stamp = lstat(path).st_mtime
             except OSError:
                 continue
-            newest = stamp if newest is None else max(newest, stamp)
+            newest = stamp if newest is None or stamp > newest else newest
+        stack.extend(reversed(subdirs))
     return newest, False
 
 
 def worktree_status(path: Path, *, worktrees: Sequence[Worktree], head_time: float | None = None,
-                    file_cap: int = DEFAULT_FILE_CAP) -> WorktreeStatus:
+                    file_cap: int = DEFAULT_FILE_CAP, walk: bool = True) -> WorktreeStatus:
     """Collect the contents of the worktree at ``path`` (one ``git status``).
 
     ``worktrees``: every worktree of the repository (to find nested ones). ``head_time``: the HEAD
     commit's committer date when the caller has it (see :func:`commit_times`); otherwise it is
-    read with one more git call. ``file_cap``: most files the activity walk examines. Raises
-    :class:`~branchkeeper.git.run.GitError` when git fails, ``ParseError`` on output of an
-    unexpected shape.
+    read with one more git call. ``file_cap``: most files the activity walk examines; without
+    ``walk`` the files are not walked (``activity.walked`` False; :func:`with_files` walks them
+    later). Raises :class:`~branchkeeper.git.run.GitError` when git fails, ``ParseError`` on
+    output of an unexpected shape.
     """
     tracked, untracked, ignored = read_status(path)
     nested = _nested(path, [*untracked, *ignored], worktrees)
@@ -222,11 +249,21 @@ def worktree_status(path: Path, *, worktrees: Sequence[Worktree], head_time: flo
     if head_time is None:
         res = run_git(["log", "-1", "--format=%ct", "HEAD", "--"], cwd=path, check=False)
         head_time = float(res.text.strip()) if res.returncode == 0 and res.text.strip() else None
-    files, capped = _walk_activity(path, ignored, nested, cap=file_cap)
+    files, capped = _walk_activity(path, ignored, nested, cap=file_cap) if walk else (None, False)
     return WorktreeStatus(
         path=path, tracked=tuple(tracked), untracked=tuple(untracked), ignored=tuple(ignored),
         nested=tuple(nested),
-        activity=Activity(files, capped, last, head_time, _created(git_dir, first)))
+        activity=Activity(files, capped, last, head_time, _created(git_dir, first), walk))
+
+
+def with_files(status: WorktreeStatus, *, file_cap: int = DEFAULT_FILE_CAP) -> WorktreeStatus:
+    """``status`` with its files walked (itself when they were): the activity walk
+    :func:`worktree_status` skipped without ``walk``. Reads the filesystem only."""
+    if status.activity.walked:
+        return status
+    files, capped = _walk_activity(status.path, status.ignored, status.nested, cap=file_cap)
+    return replace(status, activity=replace(status.activity, files=files, files_capped=capped,
+                                            walked=True))
 
 
 def classify_worktree_ignored(status: WorktreeStatus, rules: IgnoredRules, *,
