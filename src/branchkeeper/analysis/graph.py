@@ -12,8 +12,9 @@ Bounds: the walk is one process whatever the branch count; the per-tip Python wa
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Iterable, Sequence
+from collections.abc import Container, Iterable, Sequence
 from dataclasses import dataclass, field
+from operator import attrgetter
 from pathlib import Path
 
 from branchkeeper.git.parse import ParseError
@@ -65,14 +66,37 @@ class Subgraph:
     grafts: frozenset[str] = frozenset()
     visits: int = 0
     _walks: dict[Oid, TipWalk | None] = field(default_factory=dict)
+    _parks: frozenset[Oid] | None = None
+
+    @property
+    def park_commits(self) -> frozenset[Oid]:
+        """Every park commit of the subgraph (see :meth:`is_park_commit`), found once: most
+        subgraphs have none, and the per-tip counts then skip the test."""
+        if self._parks is None:
+            found = []
+            for c in self.commits.values():
+                if c.park_trailer and len(c.parents) == 1:
+                    parent = self.commits.get(c.parents[0])
+                    if parent is not None and parent.tree == c.tree:
+                        found.append(c.oid)
+            self._parks = frozenset(found)
+        return self._parks
 
     def is_park_commit(self, oid: Oid) -> bool:
         """An empty commit (same tree as its first parent) carrying a park or unpark trailer."""
-        c = self.commits.get(oid)
-        if c is None or not c.park_trailer or len(c.parents) != 1:
-            return False
-        parent = self.commits.get(c.parents[0])
-        return parent is not None and parent.tree == c.tree
+        return oid in self.park_commits
+
+    def own(self, walk: TipWalk) -> list[Oid]:
+        """``walk.unique`` without park commits (bookkeeping, not work), newest first."""
+        parks = self.park_commits
+        return [c for c in walk.unique if c not in parks] if parks else list(walk.unique)
+
+    def own_count(self, walk: TipWalk, *, outside: Container[Oid] = ()) -> int:
+        """How many of ``walk.unique`` are not park commits and not in ``outside``."""
+        parks = self.park_commits
+        if not parks and not outside:
+            return len(walk.unique)
+        return sum(1 for c in walk.unique if c not in outside and c not in parks)
 
     def walk(self, tip: Oid) -> TipWalk | None:
         """The tip's unique commits and frontier (memoised); ``None`` past the visit budget."""
@@ -85,7 +109,7 @@ class Subgraph:
             return result
         seen: set[Oid] = {tip}
         stack = [tip]
-        unique: list[Oid] = []
+        unique: list[Commit] = []
         frontier: set[Oid] = set()
         root = graft = False
         while stack:
@@ -100,7 +124,7 @@ class Subgraph:
             if c.boundary:
                 frontier.add(oid)
                 continue
-            unique.append(oid)
+            unique.append(c)
             if oid in self.grafts:
                 graft = True
             if not c.parents:
@@ -109,8 +133,8 @@ class Subgraph:
                 if p not in seen:
                     seen.add(p)
                     stack.append(p)
-        unique.sort(key=lambda o: self.commits[o].date, reverse=True)
-        result = TipWalk(unique, frontier, root, graft)
+        unique.sort(key=_DATE, reverse=True)  # stable: ties keep the walk's order
+        result = TipWalk([c.oid for c in unique], frontier, root, graft)
         self._walks[tip] = result
         return result
 
@@ -118,6 +142,9 @@ class Subgraph:
         """Non-boundary commits reachable from ``tip`` (a set), or ``None`` past the budget."""
         w = self.walk(tip)
         return None if w is None else set(w.unique)
+
+
+_DATE = attrgetter("date")
 
 
 def _parse(data: bytes) -> dict[Oid, Commit]:

@@ -255,7 +255,7 @@ def _ancestors(run: ProofRun, tips: Sequence[Oid], merged_into_remote_default: s
                         "there is not trusted (run: git fetch --unshallow)")
             continue
         run.walks[tip] = walk
-        run.own[tip] = [c for c in walk.unique if not subgraph.is_park_commit(c)]
+        run.own[tip] = subgraph.own(walk)
         still.append(tip)
     return still
 
