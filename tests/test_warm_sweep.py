@@ -38,6 +38,16 @@ def swept(remote_and_clone: tuple[GitRepo, GitRepo]) -> GitRepo:
     return w
 
 
+def test_the_first_warm_sweep_after_a_cold_one_is_as_warm_as_the_next(
+        swept: GitRepo) -> None:
+    """Issue 20: a cold pass leaves a complete cache (the first warm run after it must not
+    redo work a second warm run skips)."""
+    first, first_n = _sweep(swept)
+    second, second_n = _sweep(swept)
+    assert (first.records, first_n) == (second.records, second_n)
+    assert first_n == 4, first_n  # rev-parse, for-each-ref, worktree list, config: no proof
+
+
 def test_warm_sweep_reads_the_walk_and_gives_the_same_records(swept: GitRepo) -> None:
     assert _walk_file(swept).is_file()
     warm, warm_n = _sweep(swept)
