@@ -8,6 +8,7 @@ asserts a time: the budgets are a millisecond (the pass cannot end inside it) or
 from __future__ import annotations
 
 import json
+import shutil
 import subprocess
 import sys
 import time
@@ -166,6 +167,19 @@ def test_sweep_clean_after_a_partial_pass_finishes_the_pass_first(
                if i["action"] == "deleted"}
     assert deleted == {"done": "ancestor", "squashed": "patch_equivalent"}, ran.stdout
     assert w.has_ref("refs/heads/wip") and not w.has_ref("refs/heads/squashed")
+
+
+def test_a_pass_that_cannot_start_is_said_and_the_hook_still_answers(
+        remote_and_clone: tuple[GitRepo, GitRepo]) -> None:
+    w = _repo(remote_and_clone, BACKGROUND)
+    locks = w.path / ".git" / "branchkeeper" / "locks"
+    shutil.rmtree(locks, ignore_errors=True)
+    locks.parent.mkdir(parents=True, exist_ok=True)
+    locks.write_text("not a directory\n")  # no lock can be taken under it
+    assert _session_start(w) == (
+        f"branchkeeper: 4 branches not yet classified (the background pass could not start "
+        f"(File exists: {locks}); run: branchkeeper sweep).")
+    assert not (locks.parent / PASS_LOG).exists()
 
 
 def test_finish_pass_is_a_usage_error_with_other_modes(tmp_path: Path) -> None:

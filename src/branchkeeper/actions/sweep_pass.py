@@ -58,18 +58,17 @@ def continue_in_background(root: Path, common_dir: Path, *, wait_s: float) -> st
     ``"finished"`` (it ended inside the wait), ``"running"`` (it goes on after this process),
     or ``"failed: <why>"`` (it could not be started). Never raises."""
     started = time.monotonic()
-    if pass_running(common_dir):
-        try:
-            with repo_lock(common_dir, PASS_LOCK, wait_s=max(wait_s, 0.0)):
-                return "finished"
-        except LockBusyError:
-            return "running"
-        except OSError as exc:
-            return f"failed: {exc}"
     try:
+        if pass_running(common_dir):
+            try:
+                with repo_lock(common_dir, PASS_LOCK, wait_s=max(wait_s, 0.0)):
+                    return "finished"
+            except LockBusyError:
+                return "running"
         child = spawn_detached(root, common_dir, PASS_ARGS, log=PASS_LOG)
-    except OSError as exc:
-        return f"failed: {exc}"
+    except OSError as exc:  # no state directory (read-only, not a directory), no fork
+        where = f": {exc.filename}" if exc.filename else ""
+        return f"failed: {exc.strerror or exc}{where}"
     try:
         child.wait(timeout=max(0.0, wait_s - (time.monotonic() - started)))
     except subprocess.TimeoutExpired:
