@@ -188,12 +188,48 @@ def clean_enters_repositories(g: GitInvocation) -> bool:
     return gitopts.parse(g.args, g.args_dynamic, _CLEAN).count("force") >= 2
 
 
+_READ_TREE = gitopts.spec(
+    "m |reset u i n|dry-run v |trivial |aggressive |prefix= |index-output= |empty q|quiet "
+    "|no-sparse-checkout |recurse-submodules? |exclude-per-directory=")
+_CHECKOUT_INDEX = gitopts.spec(
+    "u|index q|quiet f|force a|all |ignore-skip-worktree-bits n|no-create |prefix= |stage= "
+    "|temp z |stdin")
+
+
+def _fed(g: GitInvocation) -> bool:
+    """Whether ``xargs`` or ``parallel`` adds operands to ``g`` (paths the guard cannot know):
+    the invocation is marked dynamic while none of its own words is."""
+    return g.invocation.dynamic and not any(g.invocation.dynamic_args)
+
+
+def _plumbing_discard(g: GitInvocation) -> Discard | None:
+    """``read-tree --reset -u`` (the work tree follows the tree read, over every uncommitted
+    change to a tracked file, as ``reset --hard``) and ``checkout-index -f`` with ``-a``, paths
+    or ``--stdin`` (index versions written over work-tree edits); without ``-u``/``-f``,
+    with ``--prefix``, ``--temp`` or a dry run git writes no work-tree file it would lose."""
+    if g.subcommand == "read-tree":
+        p = gitopts.parse(g.args, g.args_dynamic, _READ_TREE)
+        if p.has("reset") and p.has("u") and not p.has("dry-run", "prefix"):
+            return Discard("reset_hard", (), False, False, g.dynamic)
+        return None
+    p = gitopts.parse(g.args, g.args_dynamic, _CHECKOUT_INDEX)
+    if not p.has("force") or p.has("prefix", "temp"):
+        return None
+    ops = tuple(t for t, _ in p.operands)
+    if p.has("all", "stdin") or _fed(g):
+        return Discard("checkout_paths", (), False, False, True)
+    return Discard("checkout_paths", ops, False, False, g.dynamic) if ops else None
+
+
 def discard(g: GitInvocation) -> Discard | None:
     """The uncommitted work this invocation would throw away, or None (issue 5 section 2):
     ``reset --hard``, ``checkout -f`` / ``checkout [<tree-ish>] [--] <paths>``, ``restore``
-    (unless ``--staged`` alone), ``switch -f/--discard-changes``, ``clean -f`` and
-    ``stash drop/clear``. Interactive forms (``-p``, ``clean -i``) and dry runs are None."""
+    (unless ``--staged`` alone), ``switch -f/--discard-changes``, ``clean -f``,
+    ``stash drop/clear``, ``read-tree --reset -u``, ``checkout-index -f`` (issue 17). Paths
+    that ``xargs``/``parallel`` add are unknown: the whole worktree counts. Interactive forms
+    (``-p``, ``clean -i``) and dry runs are None."""
     sub, args, dyn = g.subcommand, g.args, g.args_dynamic
+    fed = _fed(g)
     if sub == "reset":
         p = gitopts.parse(args, dyn, _RESET)
         if p.has("hard"):
@@ -232,7 +268,7 @@ def discard(g: GitInvocation) -> Discard | None:
             return Discard("checkout_maybe_path", ops, False, False, g.dynamic)
         else:
             paths = ()
-        if not paths and not p.values("pathspec-from-file"):
+        if not paths and not p.values("pathspec-from-file") and not fed:
             return None
         return Discard("checkout_paths", paths, False, False, g.dynamic)
     if sub == "restore":
@@ -240,9 +276,11 @@ def discard(g: GitInvocation) -> Discard | None:
         if p.has("patch") or (p.has("staged") and not p.has("worktree")):
             return None
         ops = tuple(t for t, _ in p.operands)
-        if not ops and not p.values("pathspec-from-file"):
+        if not ops and not p.values("pathspec-from-file") and not fed:
             return None
         return Discard("restore", ops, False, False, g.dynamic, *_from_file(p))
+    if sub in ("read-tree", "checkout-index"):
+        return _plumbing_discard(g)
     if sub == "clean":
         p = gitopts.parse(args, dyn, _CLEAN)
         if p.has("dry-run", "interactive") or not p.has("force"):
