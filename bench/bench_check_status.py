@@ -4,7 +4,8 @@ Issue 17, section 3: the median `check` time for a command that needs a `git sta
 get worse. Each command is decided by a fresh `python -m branchkeeper check` process (what a
 person or the hook pays), alternately with this checkout's code and with the baseline's
 (`git archive BASELINE src`, default `main`), in a small repository with uncommitted work, so
-both see the same machine load. Prints median and p90 seconds of each and their ratio; then
+both see the same machine load. Prints median and p90 seconds of each, wall and CPU (user +
+sys of the process and its git children), and their ratios; then
 the modules the PreToolUse hook imports for commands it answers without git (the no-git path,
 which must not import more), baseline and this checkout.
 
@@ -16,6 +17,7 @@ from __future__ import annotations
 import argparse
 import io
 import os
+import resource
 import statistics
 import subprocess
 import sys
@@ -58,14 +60,25 @@ def _baseline(rev: str) -> Path:
     return out / "src"
 
 
-def _time(src: Path | None, repo: Path, command: str) -> float:
+def _time(src: Path | None, repo: Path, command: str) -> tuple[float, float]:
+    """(wall, CPU = user + sys of the process and its git children) seconds of one check."""
     env = dict(os.environ)
     if src is not None:
         env["PYTHONPATH"] = str(src)
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     t = time.perf_counter()
     subprocess.run([sys.executable, "-m", "branchkeeper", "check", "--cwd", str(repo), "--",
                     command], env=env, capture_output=True)
-    return time.perf_counter() - t
+    wall = time.perf_counter() - t
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return wall, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+
+
+def _row(label: str, old: list[float], new: list[float]) -> str:
+    o, n = statistics.median(old), statistics.median(new)
+    o90, n90 = statistics.quantiles(old, n=10)[-1], statistics.quantiles(new, n=10)[-1]
+    return (f"{label:<30} {o:>15.3f}s {o90:>6.3f}s {n:>11.3f}s {n90:>6.3f}s {n / o:>6.2f} "
+            f"{n90 / o90:>6.2f}")
 
 
 #: Commands the hook answers without starting git: from the raw bytes, and after a parse.
@@ -99,18 +112,16 @@ def main() -> int:
     args = ap.parse_args()
     compile_package()
     repo, base = _repo(), _baseline(args.baseline)
-    print(f"{'command':<24} {'baseline median':>16} {'p90':>7} {'this median':>12} {'p90':>7} "
-          f"{'ratio':>6}")
+    print(f"{'command (wall / cpu)':<30} {'baseline median':>16} {'p90':>7} {'this median':>12} "
+          f"{'p90':>7} {'ratio':>6} {'p90 r':>6}")
     for command in COMMANDS:
-        old: list[float] = []
-        new: list[float] = []
-        for _ in range(args.runs):
+        old: list[tuple[float, float]] = []
+        new: list[tuple[float, float]] = []
+        for _ in range(args.runs):  # alternately, so both see the same load
             old.append(_time(base, repo, command))
             new.append(_time(None, repo, command))
-        o, n = statistics.median(old), statistics.median(new)
-        o90 = statistics.quantiles(old, n=10)[-1]
-        n90 = statistics.quantiles(new, n=10)[-1]
-        print(f"{command:<24} {o:>15.3f}s {o90:>6.3f}s {n:>11.3f}s {n90:>6.3f}s {n / o:>6.2f}")
+        print(_row(f"{command} wall", [w for w, _ in old], [w for w, _ in new]))
+        print(_row(f"{command} cpu", [c for _, c in old], [c for _, c in new]))
     print(f"\n{'hook, no git path':<24} {'baseline modules':>16} {'this':>7}")
     for command in NO_GIT:
         print(f"{command:<24} {_imports(base, repo, command):>16} {_imports(None, repo, command):>7}")
