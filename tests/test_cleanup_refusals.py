@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from branchkeeper.analysis.refusal_facts import CheckedOut, RefusalContext
-from branchkeeper.policy.refusals import RefusalKind, refuse_batch
+from branchkeeper.analysis.refusals import refuse_batch
+from branchkeeper.model.records import RefusalKind
 from tests.cleanuputil import branches, cli_json
 from tests.gitrepo import GitRepo
 
@@ -83,3 +85,90 @@ def test_c05_two_remotes_and_every_refusal(tmp_path: Path,
     assert [i["name"] for i in doc["branches"] if i["action"] == "deleted"] == []
     assert branches(work) == ["current", "develop", "main", "master", "release/2",
                               "trunk-next", "users/me/x"]
+
+
+def test_refusals_are_in_the_record_and_every_command_does_what_it_says(
+        remote_and_clone: tuple[GitRepo, GitRepo], tmp_path: Path,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    """Issue 11, section 5: the record carries the refusals over each command's batch."""
+    _, w = remote_and_clone
+    for name in ("base", "top", "base2", "top2", "wtb"):
+        w.switch(name, create=True, start="main" if name in ("base", "base2", "wtb")
+                 else {"top": "base", "top2": "base2"}[name])
+        w.commit(f"{name} work", files={f"{name}.txt": f"{name}\n"}, days_ago=3)
+        w.switch("main")
+        if name != "top2":
+            w.merge(name, days_ago=2)
+    w.git("config", "branch.top.remote", ".")
+    w.git("config", "branch.top.merge", "refs/heads/base")
+    w.git("config", "branch.top2.remote", ".")
+    w.git("config", "branch.top2.merge", "refs/heads/base2")
+    w.git("push", "-q", "origin", "main")
+    wt = tmp_path / "wt-wtb"
+    w.git("worktree", "add", "-q", str(wt), "wtb")
+    code, doc = cli_json(capsys, w, "sweep")
+    assert code == 0
+    recs = {b["name"]: b for b in doc["branches"]}
+    merged = "merged into origin/main: every commit is on it"
+
+    def act(action: str, reason: str, refusal: str | None = None) -> dict[str, Any]:
+        return {"action": action, "reason": reason, "refusal": refusal}
+
+    stack2 = "the upstream of surviving branch top2 (a stack)"
+    assert {n: (r["refusal"], r["actions"]) for n, r in recs.items()} == {
+        "base": (None, {
+            "sweep_clean": act("delete", merged), "prune": act("delete", merged),
+            "delete": act("refused", "the upstream of surviving branch top (a stack); deleting "
+                                     "them together is allowed: branchkeeper delete -- base top",
+                          "stack"),
+            "delete_remote": None}),
+        "base2": (None, {
+            "sweep_clean": act("refused", stack2, "stack"),
+            "prune": act("refused", stack2, "stack"),
+            "delete": act("refused", f"{stack2}; deleting them together is allowed: "
+                                     "branchkeeper delete -- base2 top2", "stack"),
+            "delete_remote": None}),
+        "main": ({"kind": "default", "reason": "the default branch"}, {
+            "sweep_clean": act("kept", "default"),
+            "prune": act("refused", "the default branch", "default"),
+            "delete": act("refused", "the default branch", "default"),
+            "delete_remote": act("refused", "the default branch", "default")}),
+        "top": (None, {
+            "sweep_clean": act("delete", merged), "prune": act("delete", merged),
+            "delete": act("delete", merged), "delete_remote": None}),
+        "top2": (None, {
+            "sweep_clean": recs["top2"]["actions"]["sweep_clean"],
+            "prune": act("SKIP_UNPROVEN", recs["top2"]["actions"]["prune"]["reason"]),
+            "delete": act("SKIP_UNPROVEN", recs["top2"]["actions"]["delete"]["reason"]),
+            "delete_remote": None}),
+        "wtb": ({"kind": "checked_out", "reason": f"checked out in worktree {wt}"}, {
+            "sweep_clean": act("delete", f"{merged}; its worktree {wt} is removed first unless "
+                                         "it holds work"),
+            "prune": act("refused", f"checked out in worktree {wt}", "checked_out"),
+            "delete": act("refused", f"checked out in worktree {wt}", "checked_out"),
+            "delete_remote": None}),
+    }
+    assert recs["top2"]["state"] == "live"
+    code, doc = cli_json(capsys, w, "prune", "--no-fetch", "--dry-run")
+    assert {b["name"]: (b["action"], b["reason"]) for b in doc["branches"]} == {
+        "base": ("delete", merged), "base2": ("refused", f"refused: {stack2}"),
+        "main": ("refused", "refused: the default branch"), "top": ("delete", merged),
+        "top2": ("SKIP_UNPROVEN", recs["top2"]["actions"]["prune"]["reason"]),
+        "wtb": ("refused", f"refused: checked out in worktree {wt}")}
+    code, doc = cli_json(capsys, w, "sweep", "--clean", "--dry-run")
+    assert {b["name"]: (b["action"], b["reason"]) for b in doc["branches"]} == {
+        "base": ("delete", merged), "base2": ("refused", f"refused: {stack2}"),
+        "main": ("kept", "default"), "top": ("delete", merged),
+        "top2": ("kept", recs["top2"]["actions"]["sweep_clean"]["reason"]),
+        "wtb": ("delete", merged)}
+    # delete of the base alone is refused as its record says; with its top, both go
+    code, doc = cli_json(capsys, w, "delete", "--dry-run", "base")
+    assert code == 5 and [(b["action"], b["reason"]) for b in doc["branches"]] == [
+        ("refused", "refused: " + recs["base"]["actions"]["delete"]["reason"])]
+    code, doc = cli_json(capsys, w, "delete", "--dry-run", "base", "top")
+    assert code == 0 and [(b["name"], b["action"]) for b in doc["branches"]] == [
+        ("base", "delete"), ("top", "delete")]
+    # a worktree that holds work blocks its branch: only the command reads it
+    (wt / "notes.txt").write_text("mine\n")
+    code, doc = cli_json(capsys, w, "sweep", "--clean", "--dry-run")
+    assert {b["name"]: b["action"] for b in doc["branches"]}["wtb"] == "blocked"

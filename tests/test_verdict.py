@@ -64,9 +64,10 @@ def test_c11_superseded_whole_records(remote_and_clone: tuple[GitRepo, GitRepo])
         "superseded": {"by": ["B2"], "holder_tip": ids["B2"], "base": "refs/remotes/origin/main",
                        "landed_as": ids["S"], "lines": 1, "conflicted": False,
                        "changes": [{"path": "lib.py", "added": 1, "deleted": 0}]},
-        "actions": {"sweep_clean": {"action": "kept", "reason": reason},
-                    "prune": {"action": "SKIP_UNPROVEN", "reason": reason},
-                    "delete": {"action": "SKIP_UNPROVEN", "reason": reason},
+        "refusal": None,
+        "actions": {"sweep_clean": {"action": "kept", "reason": reason, "refusal": None},
+                    "prune": {"action": "SKIP_UNPROVEN", "reason": reason, "refusal": None},
+                    "delete": {"action": "SKIP_UNPROVEN", "reason": reason, "refusal": None},
                     "delete_remote": None},
         "reason": reason,
     }
@@ -79,9 +80,10 @@ def test_c11_superseded_whole_records(remote_and_clone: tuple[GitRepo, GitRepo])
         "unpushed": 2, "lines": None, "age_days": 10.0, "local_tip": ids["B2"],
         "remote_tip": None, "worktree": None, "upstream": None, "upstream_gone": False,
         "parked": None, "number": None, "same_tip_as": [], "superseded": None,
-        "actions": {"sweep_clean": {"action": "delete", "reason": squash},
-                    "prune": {"action": "delete", "reason": squash},
-                    "delete": {"action": "delete", "reason": squash},
+        "refusal": None,
+        "actions": {"sweep_clean": {"action": "delete", "reason": squash, "refusal": None},
+                    "prune": {"action": "delete", "reason": squash, "refusal": None},
+                    "delete": {"action": "delete", "reason": squash, "refusal": None},
                     "delete_remote": None},
         "reason": f"squash-merged into origin/main as {ids['S'][:10]} (same patch-id)",
     }
@@ -151,7 +153,7 @@ def test_c11_kept_line_means_preserved(remote_and_clone: tuple[GitRepo, GitRepo]
         f"changes nothing (an ancestor of {ids['B2'][:10]}, proven squash_merged; merging it "
         f"into {ids['S'][:10]} changes nothing)")
     assert b1["actions"]["prune"] == {
-        "action": "delete",
+        "action": "delete", "refusal": None,
         "reason": f"landed on origin/main inside a later branch as {ids['S'][:10]}"}
     code, _, _ = cli(capsys, w, "prune", "--no-fetch")
     assert code == 0
@@ -237,10 +239,10 @@ def test_unstarted_branch_the_commands_differ_and_say_why(
     kept = ("unstarted: at the same tip as main; kept because an agent may be about to start "
             "on it (branchkeeper delete removes it: nothing to lose)")
     assert rec["actions"] == {
-        "sweep_clean": {"action": "kept", "reason": kept},
-        "prune": {"action": "kept", "reason": kept},
+        "sweep_clean": {"action": "kept", "reason": kept, "refusal": None},
+        "prune": {"action": "kept", "reason": kept, "refusal": None},
         "delete": {"action": "delete", "reason": "unstarted: at the same tip as main, nothing "
-                                                 "to lose"},
+                                                 "to lose", "refusal": None},
         "delete_remote": None}
     code, doc = cli_json(capsys, w, "prune", "--no-fetch", "--dry-run")
     assert code == 0

@@ -9,7 +9,9 @@ of every branch. Invariants:
 
 1. every branch any command would delete is ``preserved`` in the sweep (``delete`` may also
    delete an unstarted branch, at the default branch's tip: nothing to lose, and its record
-   says so);
+   says so), and its record's disposition for that command is ``delete``;
+1b. each record's dispositions are what ``sweep --clean --dry-run``, ``prune --dry-run`` and
+   ``delete --dry-run`` really do, refusals (stacks, checked-out branches) included;
 2. every preserved branch is deleted by ``sweep --clean`` and ``prune`` unless a refusal or a
    worktree that holds work says why;
 3. the oracle, independent of the ladder: a branch called preserved has a commit ``M`` on the
@@ -176,6 +178,42 @@ def _oracle(repo: GitRepo, names: list[str]) -> dict[str, bool]:
     return ok
 
 
+def _dispositions_are_what_the_commands_do(
+        steps: list[tuple[str, int]], sweep: dict[str, Any], clean: dict[str, Any],
+        prune: dict[str, Any], delete: dict[str, Any]) -> None:
+    """Each local branch's record says what ``sweep --clean``, ``prune`` and ``delete`` (of
+    every local branch at once) really do, refusals included; the only differences are the
+    two facts only a command has, and the record says so: a worktree that holds work blocks
+    its branch (and refuses the branches it stacks on), and a batch of names lifts a
+    ``delete NAME`` stack refusal."""
+    blocked = {n for n, i in clean.items() if i["action"] == "blocked"}
+    for command, items in (("sweep_clean", clean), ("prune", prune), ("delete", delete)):
+        for name, item in items.items():
+            want = sweep[name]["actions"][command]
+            why = (steps, command, name, item, want)
+            if want["action"] == "refused":
+                assert want["refusal"] is not None, why
+                if command == "delete" and want["refusal"] == "stack":
+                    assert item["action"] in ("delete", "refused"), why
+                    continue
+                assert (item["action"], item["reason"]) == (
+                    "refused", f"refused: {want['reason']}"), why
+            elif command == "sweep_clean" and item["action"] == "blocked":
+                assert want["action"] == "delete" and "its worktree" in want["reason"], why
+            elif command == "sweep_clean" and item["action"] == "refused":
+                # the stack rule again, without a branch whose worktree holds work
+                assert want["action"] == "delete" and blocked, why
+                assert item["reason"].startswith("refused: the upstream of surviving"), why
+            else:
+                assert item["action"] == want["action"], why
+                if item["action"] == "delete" and command == "sweep_clean":
+                    assert want["reason"].startswith(item["reason"]), why
+                elif "UNPROVEN" not in item["reason"]:
+                    assert item["reason"] == want["reason"], why
+            if item["action"] == "delete":
+                assert want["action"] == "delete" or want["refusal"] == "stack", why
+
+
 @settings(max_examples=EXAMPLES, deadline=None,
           suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
 @given(steps=st.lists(_STEP, min_size=2, max_size=10))
@@ -199,6 +237,7 @@ def test_every_command_agrees_and_preserved_loses_nothing(
                                              "--dry-run")["branches"]}
         delete = ({b["name"]: b for b in _json(repo, capsys, "delete", "--dry-run",
                                                names=tuple(local))["branches"]} if local else {})
+        _dispositions_are_what_the_commands_do(steps, sweep, clean, prune, delete)
         for name, item in [*clean.items(), *prune.items()]:
             if item["action"] == "delete":
                 assert name in preserved, (steps, name, item, sweep[name])
@@ -206,7 +245,7 @@ def test_every_command_agrees_and_preserved_loses_nothing(
             if item["action"] == "delete":
                 assert name in preserved | unstarted, (steps, name, item, sweep[name])
         for name in preserved & set(local):
-            for command, items in (("sweep --clean", clean), ("prune", prune),
+            for command, items in (("sweep_clean", clean), ("prune", prune),
                                    ("delete", delete)):
                 item = items[name]
                 assert item["action"] in ("delete", "refused", "blocked"), (
@@ -214,6 +253,11 @@ def test_every_command_agrees_and_preserved_loses_nothing(
                 if item["action"] != "delete":
                     assert item["reason"].startswith("refused:") or "its worktree" in \
                         item["reason"], (steps, command, name, item)
+            # every preserved branch goes with sweep --clean unless its record says why not
+            if clean[name]["action"] != "delete":
+                want = sweep[name]["actions"]["sweep_clean"]
+                assert want["action"] == "refused" or "its worktree" in want["reason"] or \
+                    clean[name]["action"] == "refused", (steps, name, clean[name], want)
         for b in sweep.values():
             if b["state"] == "superseded":
                 assert b["superseded"]["changes"] or b["superseded"]["conflicted"], (steps, b)

@@ -1,11 +1,13 @@
 """Lossless cleanup plans: what ``delete``, ``sweep --clean`` and ``prune`` would do, and why
 (issue 3, sections 2-5; first document, section 7; second document, "Session-start prune").
 
-A plan is computed from one inventory and the refusal rules: each branch record already says
-what each command does with it on the strength of its verdict (``BranchRecord.actions``,
-issue 11 section 5: one verdict, never re-derived here); the plan applies the refusals no proof
-overrides on top and decides per branch (and per remote branch for ``delete --remote``) one
-:class:`Action` with a one-line reason and, where one holds, the proof.
+A plan is computed from one inventory: each branch record already says what each command does
+with it, refusals included (``BranchRecord.actions``, issue 11 section 5: one verdict, never
+re-derived here). Two facts only the command has are applied on top, with the same rules: the
+names ``delete`` was given (deleting a stack's base with its top lifts the stack refusal) and
+whether a worktree ``sweep --clean`` would remove holds work. The plan decides per branch (and
+per remote branch for ``delete --remote``) one :class:`Action` with a one-line reason and,
+where one holds, the proof.
 :mod:`branchkeeper.actions.cleanup_exec` carries a plan out (bundle, journal, compare-and-swap)
 and :mod:`branchkeeper.render.cleanup` prints it. Planning runs git only through the inventory,
 the refusal facts and the worktree checks.
@@ -16,14 +18,13 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from enum import StrEnum
-from pathlib import Path
 
 from branchkeeper.actions.worktree_removal import kept_ignored
 from branchkeeper.analysis.dispositions import describe
 from branchkeeper.analysis.ignored import Polarity
 from branchkeeper.analysis.inventory import Inventory
 from branchkeeper.analysis.reap_gates import covered
-from branchkeeper.analysis.refusal_facts import RefusalContext
+from branchkeeper.analysis.refusals import refuse_batch
 from branchkeeper.analysis.worktree_record import (
     WorktreeRecord,
     WorktreeSettings,
@@ -32,8 +33,14 @@ from branchkeeper.analysis.worktree_record import (
 )
 from branchkeeper.git.types import Oid
 from branchkeeper.model.config import Config
-from branchkeeper.model.records import BranchAction, BranchRecord, CommandVerdict, Proof
-from branchkeeper.policy.refusals import RefusalKind, refuse_batch, static_refusal
+from branchkeeper.model.records import (
+    BranchAction,
+    BranchRecord,
+    CommandVerdict,
+    Proof,
+    Refusal,
+    RefusalKind,
+)
 
 
 class Action(StrEnum):
@@ -112,23 +119,17 @@ def _item(rec: BranchRecord, tip: Oid | None, cv: CommandVerdict, proof: Proof |
                       proof if action is Action.DELETE else None)
 
 
-def _apply_refusals(items: list[BranchItem], ctx: RefusalContext, *,
-                    removable: frozenset[str] = frozenset()) -> list[BranchItem]:
-    candidates = [i.name for i in items if i.action is Action.DELETE]
-    refused = refuse_batch(candidates, ctx, ignore_checked_out=removable)
-    return [replace(i, action=Action.REFUSED, reason=f"refused: {refused[i.name].reason}")
-            if i.name in refused else i for i in items]
-
-
-def plan_delete(inv: Inventory, ctx: RefusalContext, names: Sequence[str], *, remote: bool,
+def plan_delete(inv: Inventory, names: Sequence[str], *, remote: bool,
                 allow_unproven: bool) -> Plan:
     """Classify every name for ``branchkeeper delete`` (issue 3, section 3) from its record's
-    ``delete`` disposition, refusals first.
+    ``delete`` disposition, which carries the refusals of ``delete NAME`` alone.
 
-    Any refusal, any unknown, or any unproven name without ``allow_unproven`` refuses the whole
-    batch (``plan.refused`` says why; every item then keeps its own reason). With ``remote``,
-    each name's ``refs/remotes/<remote>/<name>`` tip must be proven against a ref of that
-    remote (the record's ``delete_remote``).
+    Names deleted together may lift a stack refusal (the base of a stack goes with its top):
+    the stack rule runs again over the named batch (:func:`.refusals.refuse_batch`), as it
+    does over one name for the record. Any refusal, any unknown, or any unproven name without
+    ``allow_unproven`` refuses the whole batch (``plan.refused`` says why; every item then
+    keeps its own reason). With ``remote``, each name's ``refs/remotes/<remote>/<name>`` tip
+    must be proven against a ref of that remote (the record's ``delete_remote``).
     """
     records = inv.by_name()
     items: list[BranchItem] = []
@@ -140,25 +141,25 @@ def plan_delete(inv: Inventory, ctx: RefusalContext, names: Sequence[str], *, re
             if not (remote and rec is not None and rec.remote_tip is not None):
                 items.append(BranchItem(name, None, Action.REFUSED, "no such local branch"))
         else:
-            refusal = static_refusal(name, ctx)
-            if refusal is not None:
-                items.append(BranchItem(name, local_tip, Action.REFUSED,
-                                        f"refused: {refusal.reason}"))
-            else:
-                cv = rec.actions.delete
-                item = _item(rec, local_tip, cv, rec.proof or _ancestry(inv, local_tip))
-                if (item.action is Action.SKIP_UNPROVEN and allow_unproven
-                        and not cv.unknown):
-                    item = replace(item, action=Action.DELETE,
-                                   reason=f"UNPROVEN, deleted on request: {cv.reason}")
-                items.append(item)
+            cv = rec.actions.delete
+            proof = rec.proof or _ancestry(inv, local_tip)
+            if cv.refusal is not None and cv.refusal.kind is RefusalKind.STACK:
+                cv = CommandVerdict(BranchAction.DELETE, cv.otherwise)
+            item = _item(rec, local_tip, cv, proof)
+            if item.action is Action.SKIP_UNPROVEN and allow_unproven and not cv.unknown:
+                item = replace(item, action=Action.DELETE,
+                               reason=f"UNPROVEN, deleted on request: {cv.reason}")
+            items.append(item)
         if remote and rec is not None and rec.remote_tip is not None:
-            remote_items.append(_remote_item(inv, ctx, rec))
+            remote_items.append(_remote_item(inv, rec))
         elif remote:
             remote_items.append(BranchItem(name, None, Action.KEPT,
                                            f"no remote-tracking branch {inv.remote}/{name}",
                                            remote=inv.remote))
-    items = _apply_refusals(items, ctx)
+    refused = refuse_batch([i.name for i in items if i.action is Action.DELETE], inv.refusals)
+    items = [replace(i, action=Action.REFUSED, proof=None,
+                     reason=f"refused: {_stack_reason(records, i.name, refused[i.name])}")
+             if i.name in refused else i for i in items]
     plan = Plan("delete", inv, items, remote_items)
     bad = [i for i in [*items, *remote_items]
            if i.action not in (Action.DELETE, Action.KEPT)]
@@ -169,6 +170,16 @@ def plan_delete(inv: Inventory, ctx: RefusalContext, names: Sequence[str], *, re
     return plan
 
 
+def _stack_reason(records: dict[str, BranchRecord], name: str, refusal: Refusal) -> str:
+    """The reason a batch refuses ``name``: its record's own where the record already refuses
+    it for the same rule (that text names the branches to delete with it)."""
+    rec = records.get(name)
+    cv = rec.actions.delete if rec is not None and rec.actions is not None else None
+    if cv is not None and cv.refusal is not None and cv.refusal.kind is refusal.kind:
+        return cv.reason
+    return refusal.reason
+
+
 def _ancestry(inv: Inventory, tip: Oid) -> Proof | None:
     """The ladder's proof for a tip whose record carries none (an unstarted branch: its
     ancestry proof is why ``delete`` may remove it)."""
@@ -176,12 +187,8 @@ def _ancestry(inv: Inventory, tip: Oid) -> Proof | None:
     return verdict.proof if verdict is not None else None
 
 
-def _remote_item(inv: Inventory, ctx: RefusalContext, rec: BranchRecord) -> BranchItem:
+def _remote_item(inv: Inventory, rec: BranchRecord) -> BranchItem:
     tip = rec.remote_tip
-    refusal = static_refusal(rec.name, ctx)
-    if refusal is not None and refusal.kind not in (RefusalKind.CURRENT, RefusalKind.CHECKED_OUT):
-        return BranchItem(rec.name, tip, Action.REFUSED, f"refused: {refusal.reason}",
-                          remote=inv.remote)
     assert rec.actions is not None and rec.actions.delete_remote is not None
     verdict = inv.verdicts.get(tip) if tip is not None else None
     proof = verdict.proof if verdict is not None else None
@@ -199,35 +206,29 @@ def _worktree_records(inv: Inventory, config: Config, paths: Sequence[str], *,
     return {str(r.worktree.path): r for r in classify_worktrees(ctx, only=wanted)}
 
 
-def plan_sweep_clean(inv: Inventory, ctx: RefusalContext, config: Config, *,
-                     current_worktree: Path | None, polarity: Polarity | None = None,
+def plan_sweep_clean(inv: Inventory, config: Config, *, polarity: Polarity | None = None,
                      archive_ignored: bool = False) -> Plan:
-    """Plan ``sweep --clean`` (issue 3, section 4): every local branch in ``merged``,
-    ``merged_into_line`` or ``patch_equivalent`` minus refusals. A proven branch checked out in
-    a linked worktree (not the main one, not the one the command runs in) goes with its worktree
-    only when that worktree's record lets ``retire`` remove it (clean, unlocked, no hold, no
-    nested checkout, no ignored file the ignored-content rule keeps; with ``archive_ignored``
-    such files are archived first), else it is ``BLOCKED`` and named with the blocking paths.
-    Every other branch is listed ``KEPT`` with its state and reason.
+    """Plan ``sweep --clean`` (issue 3, section 4) from each local branch's ``sweep_clean``
+    disposition (proven branches minus the refusals, computed over the whole batch). A
+    deletion that names a linked worktree goes with it only when that worktree's record lets
+    ``retire`` remove it (clean, unlocked, no hold, no nested checkout, no ignored file the
+    ignored-content rule keeps; with ``archive_ignored`` such files are archived first), else
+    it is ``BLOCKED`` and named with the blocking paths, and the branches it stacks on are
+    refused (the stack rule over the batch without it). Every other branch is listed ``KEPT``
+    with its state and reason.
     """
     items: list[BranchItem] = []
-    here = current_worktree.resolve() if current_worktree is not None else None
     candidates: dict[str, str] = {}
     for rec in inv.records:
         if rec.local_tip is None or rec.actions is None:
             continue
         cv = rec.actions.sweep_clean
-        if cv.action is not BranchAction.DELETE:
+        if cv.action is BranchAction.REFUSED or cv.action is BranchAction.DELETE:
+            items.append(_item(rec, rec.local_tip, cv, rec.proof))
+            if cv.action is BranchAction.DELETE and cv.worktree is not None:
+                candidates[rec.name] = cv.worktree
+        else:
             items.append(BranchItem(rec.name, rec.local_tip, Action.KEPT, cv.reason))
-            continue
-        items.append(_item(rec, rec.local_tip, cv, rec.proof))
-        where = ctx.checked_out.get(rec.name)
-        if where is None or where.is_main or (here is not None
-                                              and Path(where.path).resolve() == here):
-            continue
-        if static_refusal(rec.name, replace(ctx, checked_out={})) is not None:
-            continue
-        candidates[rec.name] = where.path
     records = _worktree_records(inv, config, list(candidates.values()), polarity=polarity)
     blocked: dict[str, tuple[str, ...]] = {}
     removable: dict[str, tuple[str, ...]] = {}
@@ -241,26 +242,32 @@ def plan_sweep_clean(inv: Inventory, ctx: RefusalContext, config: Config, *,
                 if archive_ignored else ()
         else:
             blocked[name] = tuple(record.blocking_lines())
-    items = _apply_refusals(items, ctx, removable=frozenset(removable))
+    refused = refuse_batch([i.name for i in items if i.action is Action.DELETE
+                            and i.name not in blocked], inv.refusals,
+                           ignore_checked_out=frozenset(removable)) if blocked else {}
     out: list[BranchItem] = []
     for item in items:
-        where = ctx.checked_out.get(item.name)
-        if item.name in blocked and item.action is Action.REFUSED and where is not None:
-            item = replace(item, action=Action.BLOCKED, worktree=where.path,
+        where = candidates.get(item.name)
+        if item.name in blocked and where is not None:
+            item = replace(item, action=Action.BLOCKED, worktree=where,
                            blocking=blocked[item.name],
                            reason=f"{item.proof and describe(item.proof)}; kept: its worktree "
-                                  f"{where.path} holds work")
-        elif item.name in removable and item.action is Action.DELETE and where is not None:
-            item = replace(item, worktree=where.path, archive=removable[item.name])
+                                  f"{where} holds work")
+        elif item.name in refused and item.action is Action.DELETE:
+            item = replace(item, action=Action.REFUSED, proof=None,
+                           reason=f"refused: {refused[item.name].reason}")
+        elif item.name in removable and where is not None:
+            item = replace(item, worktree=where, archive=removable[item.name],
+                           reason=item.reason.split("; its worktree ")[0])
         out.append(item)
     return Plan("sweep-clean", inv, out)
 
 
-def plan_prune(inv: Inventory, ctx: RefusalContext) -> Plan:
+def plan_prune(inv: Inventory) -> Plan:
     """Plan ``prune`` (issue 3, section 5; second document, "Session-start prune") from each
-    local branch's ``prune`` disposition: proven branches are deleted, unproven ones are
-    ``SKIP_UNPROVEN`` with their reason, parked and unstarted branches are kept; refusals on
-    top. An unresolved default branch deletes nothing and says so."""
+    local branch's ``prune`` disposition, refusals included: proven branches are deleted,
+    unproven ones are ``SKIP_UNPROVEN`` with their reason, parked and unstarted branches are
+    kept, refused ones say why. An unresolved default branch deletes nothing and says so."""
     items: list[BranchItem] = []
     if not inv.default.resolved:
         for rec in inv.records:
@@ -270,12 +277,6 @@ def plan_prune(inv: Inventory, ctx: RefusalContext) -> Plan:
         return Plan("prune", inv, items,
                     notes=[f"default branch unresolved ({inv.default.reason}); nothing deleted"])
     for rec in inv.records:
-        tip = rec.local_tip
-        if tip is None or rec.actions is None:
-            continue
-        refusal = static_refusal(rec.name, ctx)
-        if refusal is not None:
-            items.append(BranchItem(rec.name, tip, Action.REFUSED, f"refused: {refusal.reason}"))
-        else:
-            items.append(_item(rec, tip, rec.actions.prune, rec.proof))
-    return Plan("prune", inv, _apply_refusals(items, ctx))
+        if rec.local_tip is not None and rec.actions is not None:
+            items.append(_item(rec, rec.local_tip, rec.actions.prune, rec.proof))
+    return Plan("prune", inv, items)

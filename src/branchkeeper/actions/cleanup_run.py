@@ -18,7 +18,6 @@ from branchkeeper.actions.interrupt import Signals, deferred_signals, interrupte
 from branchkeeper.actions.kept_expiry import expire_kept
 from branchkeeper.analysis.ignored import Polarity
 from branchkeeper.analysis.inventory import build_inventory
-from branchkeeper.analysis.refusal_facts import read_refusal_context
 from branchkeeper.git.repo import RepoFacts
 from branchkeeper.git.run import GitError, run_git
 from branchkeeper.model.config import Config
@@ -58,9 +57,7 @@ def run_delete(facts: RepoFacts, config: Config, names: Sequence[str], *, remote
     ``confirm``). ``reason`` (with ``allow_unproven``) is recorded in the journal note."""
     with _maybe_lock(facts, act=not dry, wait_s=lock_wait_s) as signals:
         inv = build_inventory(facts, config, use_cache=True)
-        ctx = read_refusal_context(facts, config, default_name=inv.default.name,
-                                   worktrees=inv.worktrees)
-        plan = plan_delete(inv, ctx, names, remote=remote, allow_unproven=allow_unproven)
+        plan = plan_delete(inv, names, remote=remote, allow_unproven=allow_unproven)
         if dry:
             return dry_run(plan)
         unproven = [i for i in plan.deletions if i.proof is None]
@@ -82,10 +79,7 @@ def run_sweep_clean(facts: RepoFacts, config: Config, *, dry: bool,
     remove)."""
     with _maybe_lock(facts, act=not dry, wait_s=lock_wait_s) as signals:
         inv = build_inventory(facts, config, use_cache=True)
-        ctx = read_refusal_context(facts, config, default_name=inv.default.name,
-                                   worktrees=inv.worktrees)
-        plan = plan_sweep_clean(inv, ctx, config, current_worktree=facts.toplevel,
-                                polarity=polarity, archive_ignored=archive_ignored)
+        plan = plan_sweep_clean(inv, config, polarity=polarity, archive_ignored=archive_ignored)
         if dry:
             return dry_run(plan)
         outcome = execute(plan, op="sweep-clean",
@@ -130,9 +124,7 @@ def run_prune(facts: RepoFacts, config: Config, *, fetch: bool, dry: bool,
             if start_reap is not None:
                 notes.append(start_reap())
         inv = build_inventory(facts, config, use_cache=True)
-        ctx = read_refusal_context(facts, config, default_name=inv.default.name,
-                                   worktrees=inv.worktrees)
-        plan = plan_prune(inv, ctx)
+        plan = plan_prune(inv)
         expiry = expire_kept(facts.root, facts.common_dir,
                              keep_days=config.branches.git_hook.keep_days, now=int(clock.now()),
                              base=compact_base(plan), dry=dry)

@@ -1,6 +1,7 @@
 """The inventory: one record per branch name, classified (first document, sections 2, 4, 5).
 
-Git processes per inventory, whatever the number of branches: ``for-each-ref`` (all refs),
+Git processes per inventory, whatever the number of branches: ``for-each-ref`` (all refs, and
+every remote's ``HEAD``, ``main`` and ``master`` for the refusals),
 ``worktree list``, one ``config --get-regexp`` (remotes, partial clone), ``for-each-ref
 --merged`` (remote default), one ``rev-list`` subgraph walk, one ``rev-list`` of the default
 branch's history, a few ``diff-tree``/``patch-id`` streams, one ``merge-tree --stdin`` per
@@ -10,7 +11,8 @@ creation dates (reftable only); more only where an object is missing (about two 
 :func:`build_inventory` runs named steps: read the refs, choose the proof targets, walk the
 unmerged history and prove (:mod:`~branchkeeper.analysis.proofs`), count (containment,
 creation dates, lines changed, commits behind), then build the records
-(:mod:`~branchkeeper.analysis.classify`).
+(:mod:`~branchkeeper.analysis.classify`) and apply the refusals to them
+(:mod:`~branchkeeper.analysis.refusals`; a bare repository adds one ``symbolic-ref``).
 """
 
 from __future__ import annotations
@@ -27,6 +29,13 @@ from branchkeeper.analysis.graph import Subgraph, read_grafts, walk_subgraph
 from branchkeeper.analysis.proofs import Base, Deadline, ProofResult, TipVerdict, prove_tips
 from branchkeeper.analysis.reflog_dates import creation_dates
 from branchkeeper.analysis.refs import DefaultBranch, RefTable, matches_any, read_refs, resolve_default_branch
+from branchkeeper.analysis.refusal_facts import (
+    REMOTE_DEFAULT_PATTERNS,
+    RefusalContext,
+    current_branch,
+    refusal_context,
+)
+from branchkeeper.analysis.refusals import with_refusals
 from branchkeeper.git.repo import (
     RemoteConfig,
     RepoFacts,
@@ -80,6 +89,9 @@ class Inventory:
     remote_configured: bool = True
     #: the ``<remote>/HEAD`` target the refs were read with (``""``: none)
     remote_head: str = ""
+    #: the facts the refusals were computed from (each record already carries its refusals)
+    refusals: RefusalContext = field(default_factory=lambda: RefusalContext(None, frozenset(),
+                                                                            (), ()))
 
     def summary(self) -> dict[str, int]:
         """Count per state (every state listed) plus ``lost_work_risk``."""
@@ -147,7 +159,12 @@ def build_inventory(
         behind_of=_behind_default(facts.root, proved.history, verdicts, default,
                                   default_bases, cache, shallow=facts.shallow))
     meter.phase("building records", len(names))
-    records = build_records(evidence)
+    refusals = refusal_context(
+        ((i.ref, i.upstream, i.symref) for i in table.by_ref.values()), config,
+        default_name=default.name, worktrees=worktrees,
+        current=current_branch(facts, worktrees))
+    records = with_refusals(build_records(evidence), refusals,
+                            here=facts.toplevel.resolve() if facts.toplevel else None)
     meter.advance(len(records))
     meter.phase("saving the cache", unit="files")
     cache.save()
@@ -164,7 +181,7 @@ def build_inventory(
         facts=facts, config=config, remote=config.branches.remote, default=default,
         records=records, worktrees=worktrees, bases=[*default_bases, *line_bases], notes=notes,
         elapsed_s=time.monotonic() - started, verdicts=verdicts,
-        remote_configured=remote_configured, remote_head=table.remote_head,
+        remote_configured=remote_configured, remote_head=table.remote_head, refusals=refusals,
     )
 
 
@@ -180,7 +197,7 @@ def _read_refs(facts: RepoFacts, config: Config, notes: list[str],
     cannot be listed."""
     root = facts.root
     remote = config.branches.remote
-    table = read_refs(root, remote, tip_facts=tip_facts)
+    table = read_refs(root, remote, extra_patterns=REMOTE_DEFAULT_PATTERNS, tip_facts=tip_facts)
     default = resolve_default_branch(config.branches.default, table)
     worktrees = list_worktrees(facts)
     if not default.resolved:

@@ -1,17 +1,16 @@
 """The repository facts the refusal rules read (issue 3, section 2; field case C05), as one
-:class:`RefusalContext` (the rules themselves are :mod:`branchkeeper.policy.refusals`).
+:class:`RefusalContext` (the rules themselves are :mod:`branchkeeper.analysis.refusals`).
 
-Two git processes: one ``for-each-ref`` over ``refs/heads`` and every remote's refs (upstreams
-and each ``refs/remotes/*/HEAD`` target), one ``symbolic-ref -q HEAD`` for the current branch.
-The worktrees come from the inventory's ``worktree list``.
+Built by the inventory from what it already read: the upstreams of its ``for-each-ref``, which
+also lists each remote's ``HEAD``, ``main`` and ``master`` (:data:`REMOTE_DEFAULT_PATTERNS`),
+and its ``worktree list``. Only a bare repository costs a ``symbolic-ref`` (its current branch).
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
-from branchkeeper.git.parse import records
 from branchkeeper.git.repo import RepoFacts, Worktree
 from branchkeeper.git.run import GitExit, run_git
 from branchkeeper.model.config import Config
@@ -49,40 +48,56 @@ class RefusalContext:
     dependents: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
 
 
-def read_refusal_context(facts: RepoFacts, config: Config, *, default_name: str | None,
-                         worktrees: Sequence[Worktree]) -> RefusalContext:
-    """Gather a :class:`RefusalContext` for the repository described by ``facts``.
+#: The refs, besides the inventory's own, that name every remote's default branch (C05): one
+#: ``for-each-ref`` lists them with the rest.
+REMOTE_DEFAULT_PATTERNS = ("refs/remotes/*/HEAD", "refs/remotes/*/main", "refs/remotes/*/master")
 
-    ``default_name``: the inventory's resolved default branch; ``worktrees``: every worktree
-    (main first). Reads the upstream of every local branch (``branch.X.merge = refs/heads/Y``
-    with ``branch.X.remote = .`` shows as upstream ``refs/heads/Y``) and the default branch of
-    EVERY remote: the target of each ``refs/remotes/<r>/HEAD``, plus ``main`` and ``master``
-    when any remote has them (C05). Raises :class:`GitError` when git cannot list refs.
+
+def current_branch(facts: RepoFacts, worktrees: Sequence[Worktree]) -> str | None:
+    """The branch checked out where the command runs: the branch of the worktree at
+    ``facts.toplevel`` (none when detached); in a bare repository (no worktree here) the
+    branch ``HEAD`` names (one ``symbolic-ref``)."""
+    if facts.toplevel is not None:
+        here = facts.toplevel.resolve()
+        for wt in worktrees:
+            if wt.path.resolve() == here:
+                return wt.branch[len(_HEADS):] if wt.branch and \
+                    wt.branch.startswith(_HEADS) else None
+    res = run_git(["symbolic-ref", "-q", "HEAD"], cwd=facts.root, check=False)
+    # exit 1 = HEAD is detached (no current branch); other failures leave it unknown
+    if res.returncode == GitExit.OK and res.text.strip().startswith(_HEADS):
+        return res.text.strip()[len(_HEADS):]
+    return None
+
+
+def refusal_context(refs: Iterable[tuple[str, str, str]], config: Config, *,
+                    default_name: str | None, worktrees: Sequence[Worktree],
+                    current: str | None) -> RefusalContext:
+    """A :class:`RefusalContext` from what the inventory read (no git process).
+
+    ``refs``: ``(refname, upstream, symref)`` of every local branch and of the refs
+    :data:`REMOTE_DEFAULT_PATTERNS` list (others are ignored); ``worktrees``: every worktree
+    (main first); ``current``: :func:`current_branch`. The upstream of a local branch
+    (``branch.X.merge = refs/heads/Y`` with ``branch.X.remote = .``) shows as ``refs/heads/Y``;
+    the default branch of EVERY remote is the target of its ``refs/remotes/<r>/HEAD``, plus
+    ``main`` and ``master`` when any remote has them (C05).
     """
-    out = run_git(["for-each-ref", "--format=%(refname)%00%(upstream)%00%(symref)",
-                   "refs/heads", "refs/remotes"], cwd=facts.root).stdout
     dependents: dict[str, list[str]] = {}
     remote_defaults: set[str] = set()
-    for ref, upstream, symref in records(out, fields=3):
+    for ref, upstream, symref in refs:
         if ref.startswith(_HEADS):
             if upstream.startswith(_HEADS):
                 dependents.setdefault(upstream[len(_HEADS):], []).append(ref[len(_HEADS):])
             continue
         if not ref.startswith(_REMOTES):
             continue
-        rest = ref[len(_REMOTES):]
-        _remote, _, name = rest.partition("/")
+        _remote, _, name = ref[len(_REMOTES):].partition("/")
         if name == "HEAD" and symref.startswith(_REMOTES):
             target = symref[len(_REMOTES):].partition("/")[2]
             if target:
                 remote_defaults.add(target)
         elif name in ("main", "master"):
             remote_defaults.add(name)
-    current = None
-    res = run_git(["symbolic-ref", "-q", "HEAD"], cwd=facts.root, check=False)
-    # exit 1 = HEAD is detached (no current branch); other failures leave it unknown
-    if res.returncode == GitExit.OK and res.text.strip().startswith(_HEADS):
-        current = res.text.strip()[len(_HEADS):]
     checked_out: dict[str, CheckedOut] = {}
     for wt in worktrees:
         if wt.branch and wt.branch.startswith(_HEADS):

@@ -148,14 +148,42 @@ class BranchAction(StrEnum):
     REFUSED = "refused"
 
 
+class RefusalKind(StrEnum):
+    """Why a branch may not be deleted whatever its proof (issue 3, section 2; field case C05)."""
+
+    DEFAULT = "default"
+    REMOTE_DEFAULT = "remote_default"
+    INTEGRATION_LINE = "integration_line"
+    EXEMPT = "exempt"
+    PROTECTED = "protected"
+    CURRENT = "current"
+    CHECKED_OUT = "checked_out"
+    STACK = "stack"
+
+
+@dataclass(frozen=True, slots=True)
+class Refusal:
+    """One refusal no proof overrides: ``kind`` and a one-line ``reason`` naming the rule."""
+
+    kind: RefusalKind
+    reason: str
+
+
 @dataclass(frozen=True, slots=True)
 class CommandVerdict:
     """One command's disposition of a branch and why; ``unknown``: the verdict is unknown, so
-    not even ``delete --allow-unproven`` deletes it."""
+    not even ``delete --allow-unproven`` deletes it; ``refusal``: the rule that refuses it
+    (``action`` is then ``REFUSED``). ``worktree``: for ``sweep --clean``, the linked worktree
+    removed first (the command checks it holds nothing: else the branch is blocked)."""
 
     action: BranchAction
     reason: str
     unknown: bool = False
+    refusal: Refusal | None = None
+    worktree: str | None = None
+    #: for a refused ``delete``: the reason it would otherwise be deleted (a batch that lifts
+    #: a stack refusal deletes it on that reason)
+    otherwise: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -214,6 +242,9 @@ class BranchRecord:
     superseded: Supersession | None = None
     #: what sweep --clean, prune and delete do with it (set by the inventory)
     actions: CommandVerdicts | None = None
+    #: the refusal no proof overrides that applies to the local branch on its own (protected,
+    #: current, checked out...); batch refusals (a stack) are on the dispositions
+    refusal: Refusal | None = None
 
     @property
     def tip(self) -> Oid | None:

@@ -58,7 +58,8 @@ def unproven_delete_command(name: str) -> str:
 def _action_json(cv: CommandVerdict | None) -> dict[str, Any] | None:
     if cv is None:
         return None
-    return {"action": cv.action.value, "reason": cv.reason}
+    return {"action": cv.action.value, "reason": cv.reason,
+            "refusal": cv.refusal.kind.value if cv.refusal is not None else None}
 
 
 def superseded_json(r: BranchRecord) -> dict[str, Any] | None:
@@ -102,6 +103,8 @@ def record_json(r: BranchRecord) -> dict[str, Any]:
         "number": r.number_token,
         "same_tip_as": list(r.same_tip_as),
         "superseded": superseded_json(r),
+        "refusal": None if r.refusal is None else {"kind": r.refusal.kind.value,
+                                                   "reason": r.refusal.reason},
         "actions": None if r.actions is None else {
             "sweep_clean": _action_json(r.actions.sweep_clean),
             "prune": _action_json(r.actions.prune),
