@@ -72,7 +72,9 @@ def test_c05_two_remotes_and_every_refusal(tmp_path: Path,
         "users/me/x": "refused: exempt (branches.exempt)",
         "in-wt": f"refused: checked out in worktree {tmp_path / 'wt'}",
         "current": "refused: the current branch",
-        "stack-base": "refused: the upstream of surviving branch stack-top (a stack)",
+        "stack-base": "refused: the upstream of surviving branch stack-top (a stack); "
+                      "deleting them together is allowed: branchkeeper delete -- stack-base "
+                      "stack-top",
     }
     # The sweep takes the clean proven worktree and the whole stack, never the refused ones.
     code, doc = cli_json(capsys, work, "sweep", "--clean")

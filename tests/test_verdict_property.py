@@ -238,6 +238,15 @@ def test_every_command_agrees_and_preserved_loses_nothing(
         delete = ({b["name"]: b for b in _json(repo, capsys, "delete", "--dry-run",
                                                names=tuple(local))["branches"]} if local else {})
         _dispositions_are_what_the_commands_do(steps, sweep, clean, prune, delete)
+        if world.checked:  # worktree list shows the reap disposition reap really has
+            listed = _json(repo, capsys, "worktree", "list")["worktrees"]
+            reaped = {w["path"]: w for w in _json(repo, capsys, "worktree", "reap",
+                                                  "--dry-run")["worktrees"]}
+            for row in listed:
+                if row["path"] in reaped:
+                    got = reaped[row["path"]]
+                    assert (row["reap"]["disposition"], row["reap"]["reason"]) == (
+                        got["disposition"], got["reason"]), (steps, row["path"])
         for name, item in [*clean.items(), *prune.items()]:
             if item["action"] == "delete":
                 assert name in preserved, (steps, name, item, sweep[name])
