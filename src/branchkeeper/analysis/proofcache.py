@@ -21,7 +21,7 @@ from branchkeeper.git.types import Oid
 from branchkeeper.model.records import MissingChange, Proof, ProofKind
 
 #: Bump when a tier's meaning changes: every cached verdict is then recomputed.
-VERDICT_FORMAT = 2  # 2: whitespace-blind patch-id proofs need a content check
+VERDICT_FORMAT = 3  # 2: whitespace-blind patch-id proofs need a content check; 3: and say so
 #: Bump when what a cached merge's changes count changes (2: a conflict's markers are not counted).
 PAIR_FORMAT = 2
 
@@ -41,7 +41,8 @@ def cacheable(verdict: TipVerdict) -> bool:
 
 
 def encode(verdict: TipVerdict) -> list[Any]:
-    """``[proof or None, unknown, note, merge base]`` as JSON values."""
+    """``[proof or None, unknown, note, merge base]`` as JSON values (the cache may append
+    more facts of the run: :func:`decode` reads the first four)."""
     proof = verdict.proof
     return [None if proof is None else [proof.kind.value, proof.base, proof.landed_as,
                                         proof.verified],
@@ -50,9 +51,9 @@ def encode(verdict: TipVerdict) -> list[Any]:
 
 def decode(value: Any) -> TipVerdict | None:
     """The verdict written by :func:`encode`, or None when it has another shape."""
-    if not isinstance(value, list) or len(value) != 4:
+    if not isinstance(value, list) or len(value) not in (4, 5):
         return None
-    raw, unknown, note, mb = value
+    raw, unknown, note, mb = value[:4]
     proof = None
     try:
         if raw is not None:

@@ -109,7 +109,9 @@ class ProofRun:
     gaps: dict[Oid, str] = field(default_factory=dict)
     notes: dict[Oid, str] = field(default_factory=dict)
     not_merged: set[Oid] = field(default_factory=set)
-    pid_blind: int = 0
+    #: tips whose patch-id proof was refused on whitespace-blind git with no content check
+    #: (the note counts them on every run, cached ones too)
+    pid_blind: set[Oid] = field(default_factory=set)
     #: why the default tips' trees could not be listed (the content tier then proves nothing)
     content_error: str | None = None
     missing_objects: set[str] = field(default_factory=set)

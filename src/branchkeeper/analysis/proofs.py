@@ -139,7 +139,8 @@ def prove_tips(
     if run.pid_blind:
         version = git_label.removeprefix("git ").split(" ")[0]
         result.notes.append(f"git {'.'.join(version.split('.')[:2])}: patch-id ignores "
-                            f"whitespace; {run.pid_blind} branches not proven by patch-id")
+                            f"whitespace; {len(run.pid_blind)} branches not proven by "
+                            "patch-id")
     if run.not_merged:
         result.notes.append(
             f"{git_label} cannot verify merges in one process (git 2.39 can): "
@@ -153,11 +154,14 @@ def _cached(run: ProofRun, pending: Sequence[Oid], stamp: str) -> list[Oid]:
     todo: list[Oid] = []
     missing: dict[Oid, str] = {}
     for tip in pending:
-        verdict = decode(run.cache.get_verdict(tip, stamp))
+        raw = run.cache.get_verdict(tip, stamp)
+        verdict = decode(raw)
         if verdict is None:
             todo.append(tip)
             continue
         run.verdicts[tip] = verdict
+        if isinstance(raw, list) and raw[4:] == [True]:  # a patch-id proof refused: noted
+            run.pid_blind.add(tip)
         if verdict.merge_base is not None:  # keep the range's patch-id with the verdict
             key = f"{verdict.merge_base}:{tip}"
             if key in run.cache.range_pid:
@@ -195,17 +199,19 @@ def _own_tiers(run: ProofRun, todo: list[Oid], stamp: str) -> None:
     _tier(run, todo, "proving: rebase merges by patch-id", landing.patch_equivalent)
     _tier(run, todo, "proving: squash merges by patch-id", landing.squash_by_patch_id)
     if patch_id_mode() != "verbatim":
-        unconfirmed = landing.confirm_blind_patch_ids(run, todo)
+        blind = {t for t in todo if (v := run.verdicts.get(t)) is not None
+                 and v.proof is not None and v.proof.verified == "patch-id"}
+        landing.confirm_blind_patch_ids(run, todo)
         if not run.merges:  # with merges the content check judged them: nothing to note
-            run.pid_blind += unconfirmed
+            run.pid_blind |= {t for t in blind if t not in run.verdicts}
     if run.merges:
         _tier(run, todo, "proving: squash merges by merge", landing.squash_by_merge)
     _tier(run, todo, "proving: content on the base", content.content_on_base)
     _finish(run, todo)
     for tip in todo:
         verdict = run.verdicts[tip]
-        if cacheable(verdict):
-            run.cache.put_verdict(tip, stamp, encode(verdict))
+        if cacheable(verdict):  # with whether a patch-id proof was refused: the note
+            run.cache.put_verdict(tip, stamp, [*encode(verdict), tip in run.pid_blind])
 
 
 def _tier(run: ProofRun, tips: Sequence[Oid], name: str,
