@@ -316,7 +316,8 @@ def test_xargs_worktree_remove_is_dynamic() -> None:
 
 
 # -- overwrites, discards and unread text (issue 5 follow-up) -----------------------------------
-from branchkeeper.policy.plan import discard, unread_destructive  # noqa: E402
+from branchkeeper.policy.discard_plan import discard  # noqa: E402
+from branchkeeper.policy.plan import unread_destructive  # noqa: E402
 from branchkeeper.shell.gitargv import overwrites  # noqa: E402
 
 

@@ -31,6 +31,7 @@ from branchkeeper.policy.creation import judge_creation
 from branchkeeper.policy.decision import ALLOW, Decision, EvacuationRecord, Verdict, combine
 from branchkeeper.policy.deletion import deletion_decisions
 from branchkeeper.policy.discard import discard_decisions
+from branchkeeper.policy.discard_plan import reset_target
 from branchkeeper.policy.evacuation import evacuate_destroy
 from branchkeeper.policy.facts import GuardRepos
 from branchkeeper.policy.hooks_bypass import bypass_decisions
@@ -41,7 +42,6 @@ from branchkeeper.policy.plan import (
     describe,
     inline_alias_problem,
     plan_command,
-    reset_target,
     unread_destructive,
 )
 from branchkeeper.policy.push import force_push_decisions

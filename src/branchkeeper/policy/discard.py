@@ -14,8 +14,9 @@ from collections.abc import Sequence
 from branchkeeper.analysis.guard_facts import discardable, is_commitish, read_tips
 from branchkeeper.errors import BranchkeeperError
 from branchkeeper.policy.decision import ALLOW, Decision, Verdict, listed
+from branchkeeper.policy.discard_plan import clean_enters_repositories, stash_then_drop
 from branchkeeper.policy.facts import GuardRepos, git_failed
-from branchkeeper.policy.plan import Plan, clean_enters_repositories, describe, glob_only, stash_then_drop
+from branchkeeper.policy.plan import Plan, describe, glob_only
 from branchkeeper.policy.unread import unparsed_decision
 from branchkeeper.shell.quoting import git_cmd, shell_quote
 
@@ -81,7 +82,7 @@ def discard_decisions(plan: Plan, repos: GuardRepos, unparsed: str) -> list[Deci
     """``R-GIT-DISCARD-CHANGES``: one ``status`` (or one stash look-up) per discarding git
     command, in the worktree it acts on."""
     out: list[Decision] = []
-    saves = {id(drop): (save, u, i) for save, drop, u, i in stash_then_drop(plan)}
+    saves = {id(drop): (save, u, i) for save, drop, u, i in stash_then_drop(plan.parsed, plan.discards)}
     for x, g in plan.discards:
         how = describe(g)
         if unparsed:

@@ -14,10 +14,8 @@ import re
 from collections.abc import Iterable
 from typing import NamedTuple
 
-from branchkeeper.shell import gitopts
+from branchkeeper.policy.discard_plan import Discard, discard
 from branchkeeper.shell.gitargv import (
-    _CHECKOUT,
-    _SWITCH,
     Creation,
     Destruction,
     Evacuation,
@@ -34,27 +32,6 @@ from branchkeeper.shell.parse import git_invocation, git_invocations, rm_recursi
 #: Destruction kinds that section 13 pairs with an evacuation.
 PAIRED_KINDS = frozenset({"branch_force_delete", "branch_delete", "update_ref_delete",
                           "worktree_remove", "worktree_remove_force"})
-
-
-class Discard(NamedTuple):
-    """A git command that throws away uncommitted work in one worktree (``R-GIT-DISCARD-CHANGES``).
-
-    ``kind``: ``reset_hard``, ``reset_merge`` (staged changes), ``checkout_force``,
-    ``checkout_paths``, ``checkout_maybe_path`` (one operand: a path unless it names a commit),
-    ``restore``, ``switch_force``, ``clean``, ``stash_drop``, ``stash_clear``, ``git_rm_force``.
-    ``pathspecs`` limit what is discarded (relative to the invocation's cwd; () = the whole
-    worktree); ``pathspec_file`` names a ``--pathspec-from-file`` (``-`` = stdin), whose
-    entries are NUL-separated with ``pathspec_nul``. For ``clean``: ``untracked`` and
-    ``ignored`` say which files it deletes. ``dynamic``: some word is unknown.
-    """
-
-    kind: str
-    pathspecs: tuple[str, ...]
-    untracked: bool
-    ignored: bool
-    dynamic: bool
-    pathspec_file: str | None = None
-    pathspec_nul: bool = False
 
 
 class Plan(NamedTuple):
@@ -159,137 +136,6 @@ def describe(g: GitInvocation | Invocation) -> str:
     argv = g.invocation.argv if isinstance(g, GitInvocation) else g.argv
     text = (src or " ".join(argv)).strip()
     return text if len(text) <= 200 else text[:197] + "..."
-
-
-_RESET = gitopts.spec(
-    "q|quiet |refresh |soft |mixed N |hard |merge |keep |recurse-submodules? p|patch "
-    "|pathspec-from-file= |pathspec-file-nul |intent-to-add"
-)
-_RESTORE = gitopts.spec(
-    "s|source= p|patch W|worktree S|staged q|quiet |progress |ours |theirs m|merge |conflict= "
-    "|ignore-unmerged |ignore-skip-worktree-bits |recurse-submodules? |overlay "
-    "|pathspec-from-file= |pathspec-file-nul"
-)
-_CLEAN = gitopts.spec("d f|force i|interactive n|dry-run q|quiet e|exclude= x X")
-_GIT_RM = gitopts.spec("f|force n|dry-run r q|quiet |cached |ignore-unmatch |sparse "
-                       "|pathspec-from-file= |pathspec-file-nul")
-
-
-def _from_file(p: gitopts.Parsed) -> tuple[str | None, bool]:
-    """(the ``--pathspec-from-file`` value, ``--pathspec-file-nul``) of a parse."""
-    found = p.values("pathspec-from-file")
-    return (found[-1][1] if found else None), p.has("pathspec-file-nul")
-_PATHLIKE = (".", "./", "../", ":")
-
-
-def clean_enters_repositories(g: GitInvocation) -> bool:
-    """``git clean -ff``: only a doubled force removes nested repositories and worktrees
-    (``.claude/worktrees/<name>`` inside the repository); a single ``-f`` skips them."""
-    return gitopts.parse(g.args, g.args_dynamic, _CLEAN).count("force") >= 2
-
-
-_READ_TREE = gitopts.spec(
-    "m |reset u i n|dry-run v |trivial |aggressive |prefix= |index-output= |empty q|quiet "
-    "|no-sparse-checkout |recurse-submodules? |exclude-per-directory=")
-_CHECKOUT_INDEX = gitopts.spec(
-    "u|index q|quiet f|force a|all |ignore-skip-worktree-bits n|no-create |prefix= |stage= "
-    "|temp z |stdin")
-
-
-def _fed(g: GitInvocation) -> bool:
-    """Whether ``xargs`` or ``parallel`` adds operands to ``g`` (paths the guard cannot know):
-    the invocation is marked dynamic while none of its own words is."""
-    return g.invocation.dynamic and not any(g.invocation.dynamic_args)
-
-
-def _plumbing_discard(g: GitInvocation) -> Discard | None:
-    """``read-tree --reset -u`` (the work tree follows the tree read, over every uncommitted
-    change to a tracked file, as ``reset --hard``) and ``checkout-index -f`` with ``-a``, paths
-    or ``--stdin`` (index versions written over work-tree edits); without ``-u``/``-f``,
-    with ``--prefix``, ``--temp`` or a dry run git writes no work-tree file it would lose."""
-    if g.subcommand == "read-tree":
-        p = gitopts.parse(g.args, g.args_dynamic, _READ_TREE)
-        if p.has("reset") and p.has("u") and not p.has("dry-run", "prefix"):
-            return Discard("reset_hard", (), False, False, g.dynamic)
-        return None
-    p = gitopts.parse(g.args, g.args_dynamic, _CHECKOUT_INDEX)
-    if not p.has("force") or p.has("prefix", "temp"):
-        return None
-    ops = tuple(t for t, _ in p.operands)
-    if p.has("all", "stdin") or _fed(g):
-        return Discard("checkout_paths", (), False, False, True)
-    return Discard("checkout_paths", ops, False, False, g.dynamic) if ops else None
-
-
-def discard(g: GitInvocation) -> Discard | None:
-    """The uncommitted work this invocation would throw away, or None (issue 5 section 2):
-    ``reset --hard``, ``checkout -f`` / ``checkout [<tree-ish>] [--] <paths>``, ``restore``
-    (unless ``--staged`` alone), ``switch -f/--discard-changes``, ``clean -f``,
-    ``stash drop/clear``, ``read-tree --reset -u``, ``checkout-index -f`` (issue 17). Paths
-    that ``xargs``/``parallel`` add are unknown: the whole worktree counts. Interactive forms
-    (``-p``, ``clean -i``) and dry runs are None."""
-    sub, args, dyn = g.subcommand, g.args, g.args_dynamic
-    fed = _fed(g)
-    if sub == "reset":
-        p = gitopts.parse(args, dyn, _RESET)
-        if p.has("hard"):
-            return Discard("reset_hard", (), False, False, g.dynamic)
-        return Discard("reset_merge", (), False, False, g.dynamic) if p.has("merge") else None
-    if sub == "rm":
-        p = gitopts.parse(args, dyn, _GIT_RM)
-        if not p.has("force") or p.has("dry-run", "cached"):
-            return None  # without -f git refuses to remove files with changes
-        ops = tuple(t for t, _ in p.operands)
-        return Discard("git_rm_force", ops, False, False, g.dynamic, *_from_file(p))
-    if sub == "switch":
-        p = gitopts.parse(args, dyn, _SWITCH)
-        if p.has("force", "discard-changes"):
-            return Discard("switch_force", (), False, False, g.dynamic)
-        return None
-    if sub == "checkout":
-        p = gitopts.parse(args, dyn, _CHECKOUT)
-        if p.has("patch"):
-            return None
-        if p.has("force"):
-            return Discard("checkout_force", (), False, False, g.dynamic)
-        if p.values("b", "B", "orphan"):
-            return None
-        if p.values("pathspec-from-file"):  # the operand is the tree-ish, the paths a file's
-            return Discard("checkout_paths", (), False, False, g.dynamic, *_from_file(p))
-        ops = tuple(t for t, _ in p.operands)
-        paths: tuple[str, ...]
-        if p.after_dashdash is not None:
-            paths = ops[p.after_dashdash:]
-        elif len(ops) >= 2 or (ops and ops[0].startswith(_PATHLIKE)):
-            paths = ops  # `checkout <tree-ish> <paths>` or a path-looking operand
-        elif len(ops) == 1:
-            # `checkout X`: a branch or commit to switch to, else a path whose edits it
-            # discards (git's own rule); the guard asks git which (one rev-parse)
-            return Discard("checkout_maybe_path", ops, False, False, g.dynamic)
-        else:
-            paths = ()
-        if not paths and not p.values("pathspec-from-file") and not fed:
-            return None
-        return Discard("checkout_paths", paths, False, False, g.dynamic)
-    if sub == "restore":
-        p = gitopts.parse(args, dyn, _RESTORE)
-        if p.has("patch") or (p.has("staged") and not p.has("worktree")):
-            return None
-        ops = tuple(t for t, _ in p.operands)
-        if not ops and not p.values("pathspec-from-file") and not fed:
-            return None
-        return Discard("restore", ops, False, False, g.dynamic, *_from_file(p))
-    if sub in ("read-tree", "checkout-index"):
-        return _plumbing_discard(g)
-    if sub == "clean":
-        p = gitopts.parse(args, dyn, _CLEAN)
-        if p.has("dry-run", "interactive") or not p.has("force"):
-            return None
-        ops = tuple(t for t, _ in p.operands)
-        return Discard("clean", ops, not p.count("X"), p.count("x", "X") > 0, g.dynamic)
-    if sub == "stash" and args[:1] in (("drop",), ("clear",)):
-        return Discard(f"stash_{args[0]}", (), False, False, g.dynamic)
-    return None
 
 
 #: A word that runs git or rm, in text the parser could not read (`/usr/bin/git` counts; `.git`,
@@ -417,66 +263,6 @@ def _runs_commands(g: GitInvocation) -> bool:
                      for a in g.args):
         return bool(_RISKY_WORD.search(" ".join(g.args)))
     return False
-
-
-# -- shapes added after the tester's report (issue 5 follow-up) ---------------------------------
-_STASH = gitopts.spec(
-    "p|patch S|staged k|keep-index |no-keep-index q|quiet u|include-untracked "
-    "|no-include-untracked a|all m|message= |pathspec-from-file= |pathspec-file-nul"
-)
-
-
-def stash_save(g: GitInvocation) -> tuple[bool, bool] | None:
-    """``(untracked, ignored)`` when ``g`` stashes the worktree's changes (``git stash``,
-    ``stash push``/``save``, ``stash -u``/``-m MSG``...), else None."""
-    if g.subcommand != "stash":
-        return None
-    args, dyn = g.args, g.args_dynamic
-    if args[:1] in (("push",), ("save",)):
-        args, dyn = args[1:], dyn[1:]
-    elif args and not args[0].startswith("-"):
-        return None  # list, show, drop, pop, apply, branch, clear, create, store
-    p = gitopts.parse(args, dyn, _STASH)
-    return p.has("include-untracked", "all"), p.has("all")
-
-
-def stash_then_drop(plan: Plan) -> list[tuple[GitInvocation, GitInvocation, bool, bool]]:
-    """(save, drop, untracked, ignored) for every ``stash drop``/``clear`` of the plan that a
-    stash save of the same command, in the same directory and repository options, precedes:
-    the saved work is reachable from no ref once dropped (issue 5 follow-up, item 4)."""
-    out: list[tuple[GitInvocation, GitInvocation, bool, bool]] = []
-    gits = git_invocations(plan.parsed)
-    for x, drop in plan.discards:
-        if not x.kind.startswith("stash_"):
-            continue
-        for g in gits:
-            if g.invocation is drop.invocation:
-                break
-            saved = stash_save(g)
-            if saved is not None and (g.cwd, g.git_dir, g.work_tree) == (
-                    drop.cwd, drop.git_dir, drop.work_tree):
-                out.append((g, drop, saved[0], saved[1]))
-                break
-    return out
-
-
-def reset_target(g: GitInvocation) -> str | None:
-    """The commit a ``git reset --hard|--keep|--merge <commit>`` moves the current branch to,
-    else None: ``reset`` without a commit, with pathspecs, interactive, or ``--soft`` /
-    ``--mixed`` (the default), which keep the content of every commit they undo staged or in
-    the work tree, where the discard rule guards it (item 6; issue 17)."""
-    if g.subcommand != "reset":
-        return None
-    p = gitopts.parse(g.args, g.args_dynamic, _RESET)
-    if p.has("patch") or p.values("pathspec-from-file"):
-        return None
-    ops = p.operands[: p.after_dashdash] if p.after_dashdash is not None else p.operands
-    if len(ops) != 1 or (p.after_dashdash is not None and len(p.operands) > len(ops)):
-        return None
-    rev, dyn = ops[0]
-    if not p.has("hard", "keep", "merge"):
-        return None  # --soft and --mixed keep every change in the index or the work tree
-    return None if dyn else rev
 
 
 #: git's own commands (builtins and the usual scripts): any other word after `git` may be an
