@@ -55,6 +55,10 @@ class ConfigError(BranchkeeperError):
     """``.branchkeeper.yaml`` is unreadable or invalid; the message names file, key and problem."""
 
 
+class StateDirError(BranchkeeperError):
+    """``<common dir>/branchkeeper`` exists but is not a directory, so no state can be kept."""
+
+
 class RefusedError(BranchkeeperError):
     """A destructive operation was refused (no proof, a protected name, a raced tip)."""
 

@@ -158,6 +158,8 @@ def _full(host: "Host", event: str, data: bytes) -> int:
             return INTERRUPTED
         if os.environ.get("BRANCHKEEPER_DEBUG"):
             raise
+        if getattr(exc, "exit_code", None) is not None:  # a BranchkeeperError: its own words
+            return _fail(host, event, str(exc), parsed.cwd)
         return _fail(host, event, f"internal error: {describe(exc)}", parsed.cwd)
     return emit(host.render(parsed, answer))
 

@@ -12,6 +12,9 @@ import os
 from pathlib import Path
 from typing import NamedTuple
 
+#: the directory under the common git dir where branchkeeper keeps its state (state/statedir.py)
+STATE_DIRNAME = "branchkeeper"
+
 
 class Repo(NamedTuple):
     """Where a command's repository lives: ``toplevel`` (None when bare or unknown),
@@ -115,3 +118,18 @@ def loose_symref_target(common_dir: str | Path, ref: str) -> str | None:
         target = text[len("ref:"):].strip()
         return target if target.startswith("refs/") and "\n" not in target else None
     return "" if len(text.strip()) in (40, 64) else None
+
+
+def checked_common_dir(common_dir: Path) -> Path:
+    """``common_dir`` itself, after one ``lstat`` that its :data:`STATE_DIRNAME` entry is a
+    directory or absent. Raises :class:`~branchkeeper.errors.StateDirError` (saying what to do)
+    when it is a file, a dangling symlink or anything else, instead of the ``OSError`` the first
+    write under it would raise (DESIGN.md "Where state lives")."""
+    state = os.path.join(common_dir, STATE_DIRNAME)
+    if os.path.lexists(state) and not os.path.isdir(state):
+        from branchkeeper.errors import StateDirError
+
+        raise StateDirError(
+            f"{state} exists but is not a directory: branchkeeper keeps its journal, bundles "
+            "and caches there; move it aside (`mv`) and run again")
+    return common_dir

@@ -41,6 +41,7 @@ from branchkeeper.git.isolate import Attempt, Failure, run_isolated
 from branchkeeper.git.parse import ParseError
 from branchkeeper.git.run import GitError, run_git
 from branchkeeper.git.types import Oid
+from branchkeeper.process import pid_alive
 
 #: Scratch directories older than this are removed whoever made them (seconds).
 STALE_AFTER_S = 24 * 3600.0
@@ -176,16 +177,6 @@ def _raise_on_term(signum: int, frame: FrameType | None) -> None:
     raise Terminated(signum)
 
 
-def _pid_alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
-
-
 def remove_stale(parent: Path, *, now: float | None = None) -> list[Path]:
     """Remove scratch directories under ``parent`` whose process is gone or that are older
     than :data:`STALE_AFTER_S`; return the ones removed. Errors are ignored."""
@@ -203,7 +194,7 @@ def remove_stale(parent: Path, *, now: float | None = None) -> list[Path]:
             old = now - entry.stat().st_mtime > STALE_AFTER_S
         except OSError:
             continue
-        if old or (int(parts[1]) != os.getpid() and not _pid_alive(int(parts[1]))):
+        if old or (int(parts[1]) != os.getpid() and not pid_alive(int(parts[1]))):
             shutil.rmtree(entry, ignore_errors=True)
             removed.append(entry)
     return removed

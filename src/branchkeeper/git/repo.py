@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from branchkeeper.errors import GitTooOldError, NotARepositoryError
+from branchkeeper.git.locate import checked_common_dir
 from branchkeeper.git.parse import zsplit
 from branchkeeper.git.run import GitError, run_git
 from branchkeeper.git.types import Oid
@@ -249,7 +250,7 @@ def repo_facts(path: Path | str) -> RepoFacts:
     return RepoFacts(
         toplevel=toplevel,
         git_dir=git_dir,
-        common_dir=common.resolve(),
+        common_dir=checked_common_dir(common.resolve()),
         bare=bare,
         shallow=lines[1] == "true",
         version=version,

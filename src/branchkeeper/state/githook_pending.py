@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import NamedTuple
 
 from branchkeeper.git.types import Oid
+from branchkeeper.process import pid_alive
 from branchkeeper.state.statedir import state_dir
 
 DIRNAME = "git-hook"
@@ -70,19 +71,17 @@ def save(path: Path, pid: int, entries: dict[str, Pending]) -> None:
         return
     data = {"pid": pid, "entries": {ref: {"old": e.old, "new": e.new}
                                     for ref, e in sorted(entries.items())}}
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    tmp.write_text(json.dumps(data, sort_keys=True), encoding="utf-8")
-    os.replace(tmp, path)
+    import tempfile
 
-
-def _alive(pid: int) -> bool:
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}-", dir=path.parent)
     try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            fh.write(json.dumps(data, sort_keys=True))
+        os.replace(tmp, path)
+    except BaseException:  # a full disk, Ctrl-C: no temp file is left behind
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
 
 
 def stale_files(common_dir: Path, *, current: int) -> list[tuple[int, Path]]:
@@ -100,6 +99,6 @@ def stale_files(common_dir: Path, *, current: int) -> list[tuple[int, Path]]:
             pid = int(name[len(_PREFIX):-len(_SUFFIX)])
         except ValueError:
             continue
-        if pid != current and not _alive(pid):
+        if pid != current and not pid_alive(pid):
             out.append((pid, directory / name))
     return sorted(out)

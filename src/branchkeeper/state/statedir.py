@@ -17,9 +17,9 @@ import os
 from pathlib import Path
 
 from branchkeeper.errors import NotARepositoryError
+from branchkeeper.git.locate import STATE_DIRNAME, checked_common_dir
 from branchkeeper.git.run import GitError, run_git
 
-STATE_DIRNAME = "branchkeeper"
 JOURNAL_NAME = "journal.jsonl"
 BUNDLES_DIRNAME = "bundles"
 ARCHIVES_DIRNAME = "archives"
@@ -44,7 +44,8 @@ def common_dir_of(path: Path) -> Path:
     text = result.stdout.decode("utf-8", "surrogateescape").rstrip("\n")
     if not text:
         raise NotARepositoryError(f"git did not report a git directory for {path}")
-    return (path / text).resolve()
+    return checked_common_dir((path / text).resolve())
+
 
 
 def find_common_dir(path: Path) -> Path:
@@ -58,7 +59,7 @@ def find_common_dir(path: Path) -> Path:
     if path.is_dir():
         repo = locate(str(path))
         if repo is not None:
-            return Path(repo.common_dir)
+            return checked_common_dir(Path(repo.common_dir))
     return common_dir_of(path)
 
 
