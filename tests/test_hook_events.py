@@ -263,8 +263,9 @@ def test_worktree_create_refuses_bad_names(repo: GitRepo, name: str) -> None:
 def test_worktree_create_outside_a_repository_aborts(tmp_path: Path) -> None:
     result = run_hook("WorktreeCreate", {"session_id": "s", "cwd": str(tmp_path), "name": "x"})
     assert (result.returncode, result.stdout) == (1, b"")
-    assert result.stderr.startswith(b"branchkeeper: WorktreeCreate failed, the worktree was not "
-                                    b"created: internal error: NotARepositoryError")
+    assert result.stderr == (b"branchkeeper: WorktreeCreate failed, the worktree was not created: "
+                             + str(tmp_path).encode() + b": not inside a git repository (fatal: "
+                             b"not a git repository (or any of the parent directories): .git)\n")
 
 
 def test_stop_gives_way_after_three_blocks(repo: GitRepo, monkeypatch: pytest.MonkeyPatch,
