@@ -26,7 +26,8 @@ COMMANDS = [
 
 
 def _classify(text: str) -> None:
-    from branchkeeper.shell.gitargv import creation, destruction, evacuation
+    from branchkeeper.shell.gitargv import creation, destruction
+    from branchkeeper.shell.gitevac import evacuation
     from branchkeeper.shell.parse import git_invocations, parse_command
 
     for g in git_invocations(parse_command(text, cwd="/repo")):

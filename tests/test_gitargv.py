@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from branchkeeper.shell.gitargv import Creation, Destruction, Evacuation, creation, destruction, evacuation
+from branchkeeper.shell.gitargv import Creation, Destruction, creation, destruction
+from branchkeeper.shell.gitevac import Evacuation, evacuation
 from branchkeeper.shell.parse import git_invocations, parse_command
 
 CWD = "/repo"

@@ -359,11 +359,21 @@ def _hook_modules(command: str) -> tuple[int, bytes, set[str]]:
 def test_parsed_command_imports_the_code_reader_only_for_an_interpreter() -> None:
     """A command the hook must parse (it names git) loads the shell reader but not the
     interpreter-code reader (``shell.interp`` and :mod:`ast`); the same command with a
-    ``python -c`` in it loads exactly those two more (issue 17, lean hook path)."""
+    ``python -c`` in it loads exactly those (and the shell quoting the code reader writes
+    commands back with) more (issue 17, lean hook path). Likewise the readers of ``find`` and
+    ``parallel`` load only for a command that runs them."""
     plain = _hook_modules("git status")
     with_code = _hook_modules('python -c "print(1)" && git status')
     assert plain[:2] == (0, b"") and with_code[:2] == (0, b"")
     assert "branchkeeper.shell.parse" in plain[2]
     assert {"branchkeeper.shell.interp", "ast"} & plain[2] == set()
-    assert with_code[2] - plain[2] == {"_ast", "ast", "branchkeeper.shell.interp"}
+    assert with_code[2] - plain[2] == {"_ast", "ast", "branchkeeper.shell.interp",
+                                       "branchkeeper.shell.quoting"}
     assert plain[2] - with_code[2] == set()
+    readers = {"branchkeeper.shell.find", "branchkeeper.shell.parallel"}
+    assert readers & plain[2] == set()
+    with_find = _hook_modules("find . -name x -print && git status")
+    with_parallel = _hook_modules("parallel echo ::: a && git status")
+    assert with_find[2] - plain[2] == {"branchkeeper.shell.find"}
+    assert with_parallel[2] - plain[2] == {"branchkeeper.shell.parallel",
+                                           "branchkeeper.shell.quoting"}

@@ -365,7 +365,8 @@ _SHELLISH = st.lists(
 @settings(max_examples=400, deadline=None)
 @given(_SHELLISH)
 def test_parser_never_raises_on_shell_fragments(s: str) -> None:
-    from branchkeeper.shell.gitargv import creation, destruction, evacuation
+    from branchkeeper.shell.gitargv import creation, destruction
+    from branchkeeper.shell.gitevac import evacuation
 
     for g in git_invocations(parse_command(s, cwd=CWD)):
         creation(g)

@@ -18,7 +18,7 @@ from branchkeeper.policy.decision import ALLOW, Decision, EvacuationRecord, Verd
 from branchkeeper.policy.facts import GuardFacts, GuardRepos, git_failed
 from branchkeeper.policy.plan import PAIRED_KINDS, Plan, describe, plan_command, rev_branch_names, under
 from branchkeeper.policy.unread import unparsed_decision
-from branchkeeper.shell.gitargv import Evacuation
+from branchkeeper.shell.gitevac import Evacuation
 from branchkeeper.shell.model import GitInvocation
 from branchkeeper.shell.parse import parse_command
 from branchkeeper.shell.quoting import shell_quote

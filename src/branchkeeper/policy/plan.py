@@ -18,14 +18,13 @@ from branchkeeper.policy.discard_plan import Discard, discard
 from branchkeeper.shell.gitargv import (
     Creation,
     Destruction,
-    Evacuation,
     ForcePush,
     creation,
     destruction,
-    evacuation,
     force_pushes,
     overwrites,
 )
+from branchkeeper.shell.gitevac import Evacuation, evacuation
 from branchkeeper.shell.model import GitInvocation, Invocation, ParsedCommand
 from branchkeeper.shell.parse import git_invocation, git_invocations, rm_recursive_targets
 

@@ -253,8 +253,8 @@ def _make(
 def find_scope_of(inv: Invocation) -> FindScope | None:
     """What the ``find`` of ``inv`` selects (:class:`FindScope`), for the paths it prints to a
     pipe (``find ... | xargs rm``); None when ``inv`` is no find or a start is unknown."""
+    from branchkeeper.shell.find import find_scope
     from branchkeeper.shell.words import Word
-    from branchkeeper.shell.wrappers import find_scope
 
     if inv.name != "find":
         return None

@@ -1,8 +1,9 @@
-"""The walker's shared state: the shell :class:`Scope` a command runs in and the :class:`Inv`
-builder of one simple command, plus :func:`resolve` for paths seen from a directory.
+"""The walker's shared state: the shell :class:`Scope` a command runs in, the :class:`Inv`
+builder of one simple command and the :class:`Special` of what it runs beyond itself, plus
+:func:`resolve` for paths seen from a directory.
 
-Below both the walker (``walk``) and the wrapper rules (``wrappers``), which hand these back
-and forth; nothing here reads the tree.
+Below the walker (``walk``) and the wrapper rules (``wrappers``, ``find``, ``parallel``), which
+hand these back and forth; nothing here reads the tree.
 """
 
 from __future__ import annotations
@@ -108,6 +109,23 @@ class Inv:
         self.wrappers: list[str] = [] if wrappers is None else wrappers
         self.downstream: list[Inv] = [] if downstream is None else downstream
         self.found_by: FindScope | None = None
+
+
+class Special:
+    """What a command does beyond itself: scripts to parse, inner commands, an unparsed reason.
+
+    `scripts` items are (text, dynamic, runs in the current shell). A plain class (the hook
+    imports this module; a dataclass costs more to define).
+    """
+
+    __slots__ = ("inner", "reason", "scripts")
+
+    def __init__(self, reason: str | None = None,
+                 scripts: list[tuple[str, bool, bool]] | None = None,
+                 inner: list[Inv] | None = None) -> None:
+        self.reason = reason
+        self.scripts: list[tuple[str, bool, bool]] = [] if scripts is None else scripts
+        self.inner: list[Inv] = [] if inner is None else inner
 
 
 def resolve(cwd: str | None, path: str) -> str | None:

@@ -12,9 +12,9 @@ import itertools
 from typing import Any
 
 from branchkeeper.shell.model import Redirect
-from branchkeeper.shell.scope import Inv, Scope, resolve
+from branchkeeper.shell.scope import Inv, Scope, Special, resolve
 from branchkeeper.shell.words import Word, node_text, parse_redirect_op, word_value
-from branchkeeper.shell.wrappers import Special, classify_special
+from branchkeeper.shell.wrappers import classify_special
 
 MAX_DEPTH = 12  # nested `bash -c` / eval / heredoc-to-shell levels
 #: Most simple commands one parse yields. Only function calls multiply them (each call walks the

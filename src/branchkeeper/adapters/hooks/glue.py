@@ -115,7 +115,8 @@ def needs_guard(command: str, *, cwd: str) -> bool:
         return True  # may switch git's own hook off (R-GIT-HOOKS-BYPASS)
     if not might_matter(command):
         return False
-    from branchkeeper.shell.gitargv import config_from_env, evacuation
+    from branchkeeper.shell.gitargv import config_from_env
+    from branchkeeper.shell.gitevac import evacuation
     from branchkeeper.shell.model import rm_operands
     from branchkeeper.shell.parse import git_invocation, parse_command
 
@@ -282,7 +283,7 @@ def evacuations(event: HookEvent) -> list[dict[str, Any]]:
     command = event.command
     if "git" not in command:
         return []
-    from branchkeeper.shell.gitargv import evacuation
+    from branchkeeper.shell.gitevac import evacuation
 
     if not any(evacuation(g) is not None for g in _parsed_git(command, event.cwd_text)):
         return []  # nothing to record: spare the guard's imports
