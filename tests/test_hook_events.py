@@ -298,7 +298,7 @@ PLAIN_COMMAND_MODULES = [
     "branchkeeper", "branchkeeper.adapters", "branchkeeper.adapters.claude",
     "branchkeeper.adapters.claude.host", "branchkeeper.adapters.hookrun",
     "branchkeeper.adapters.hooks", "branchkeeper.adapters.hooks.fast",
-    "branchkeeper.adapters.hosts"]
+    "branchkeeper.adapters.hooks.host", "branchkeeper.adapters.hosts"]
 _LIST_IMPORTS = (
     "import sys\n"
     "before = set(sys.modules)\n"
@@ -325,7 +325,8 @@ _LIST_IMPORTS = (
 def test_plain_command_imports_stay_lean(tmp_path: Path, host: str, event: str,
                                          payload: dict[str, object], silent: bytes) -> None:
     """The hook runs before every tool call: ``ls -la`` is answered from the raw stdin bytes,
-    loading the entry point's few modules, the host's constants, and no standard-library module
+    loading the entry point's few modules, the host's constants (with the Delegate class its
+    members are), and no standard-library module
     at all (docs/claude-code-hooks.md, Speed; issue 16)."""
     proc = subprocess.run([sys.executable, "-c", _LIST_IMPORTS, host, event],
                           input=json.dumps(payload).encode(), capture_output=True, check=True,

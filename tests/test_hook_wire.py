@@ -17,7 +17,7 @@ def _bytes(obj: object) -> bytes:
 
 
 def _parse(event: str, data: bytes) -> HookEvent:
-    return host.parse(event, decode(data))
+    return host.HOST.parse(event, decode(data))
 
 
 def test_parse_pre_tool_use_in_subagent() -> None:

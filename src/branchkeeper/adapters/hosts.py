@@ -1,7 +1,7 @@
 """Every agent host branchkeeper answers, in one static table (issue 14; STYLE.md: "a Protocol
 plus a static table, not a plug-in seam").
 
-Each entry loads one module that implements :class:`~branchkeeper.adapters.hooks.host.Host`
+Each entry loads one module whose ``HOST`` implements :class:`~branchkeeper.adapters.hooks.host.Host`
 (mypy checks it against the Protocol here); a loader imports its host only when called, so a
 hook call loads the one host it answers. Adding a host is one folder under ``adapters/`` and
 one line here.
@@ -17,31 +17,31 @@ if TYPE_CHECKING:
 def _claude() -> "Host":
     from branchkeeper.adapters.claude import host
 
-    return host
+    return host.HOST
 
 
 def _codex() -> "Host":
     from branchkeeper.adapters.codex import host
 
-    return host
+    return host.HOST
 
 
 def _cursor() -> "Host":
     from branchkeeper.adapters.cursor import host
 
-    return host
+    return host.HOST
 
 
 def _gemini() -> "Host":
     from branchkeeper.adapters.gemini import host
 
-    return host
+    return host.HOST
 
 
 def _copilot() -> "Host":
     from branchkeeper.adapters.copilot import host
 
-    return host
+    return host.HOST
 
 
 #: Host name (as ``--host`` spells it) -> the loader of its module, in the order ``--host

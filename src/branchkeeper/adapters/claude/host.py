@@ -13,16 +13,14 @@ point then stays quiet when that host has branchkeeper entries of its own (never
 twice) or answers in that host's format (never Claude's format to Cursor).
 """
 
+from branchkeeper.adapters.hooks.host import Delegate
+
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Mapping
-    from pathlib import Path
     from typing import Any
 
-    from branchkeeper.adapters.hooks.answer import Answer, HookResponse
-    from branchkeeper.adapters.hooks.event import HookEvent
     from branchkeeper.adapters.hooks.host import FastSpec
-    from branchkeeper.adapters.hooks.install import Change
 
 NAME = "claude"
 TITLE = "Claude Code"
@@ -44,63 +42,22 @@ CLAUDE_EVENTS: "dict[str, str]" = {}
 SCOPES = ("project", "local", "user")
 
 
-def parse(event: str, payload: "dict[str, Any]") -> "HookEvent":
-    from branchkeeper.adapters.claude import wire
-    from branchkeeper.adapters.hooks.event import InputError
+class _Claude(Delegate):
+    """Claude Code's own rule for who ran an entry; the rest is :class:`Delegate`'s."""
 
-    if event not in EVENTS:
-        raise InputError(f"unknown hook event {event!r}")
-    return wire.parse(event, EVENTS[event], payload)
-
-
-def render(event: "HookEvent", answer: "Answer") -> "HookResponse":
-    from branchkeeper.adapters.claude import wire
-
-    return wire.render(event, answer)
-
-
-def fail_open(event: str, message: str) -> "HookResponse":
-    from branchkeeper.adapters.claude import wire
-
-    return wire.fail_open(event, message)
-
-
-def caller(payload: "dict[str, Any]", env: "Mapping[str, str]") -> str:
-    """``claude``, or ``cursor``/``copilot`` when that host ran a Claude Code entry."""
-    if env.get("CLAUDE_CODE_CHILD_SESSION") == "1":
+    def caller(self, payload: "dict[str, Any]", env: "Mapping[str, str]") -> str:
+        """``claude``, or ``cursor``/``copilot`` when that host ran a Claude Code entry."""
+        if env.get("CLAUDE_CODE_CHILD_SESSION") == "1":
+            return NAME
+        if ("cursor_version" in payload or "conversation_id" in payload
+                or env.get("CURSOR_VERSION")):
+            return "cursor"
+        if "sessionId" in payload or "toolName" in payload or "timestamp" in payload:
+            return "copilot"
         return NAME
-    if "cursor_version" in payload or "conversation_id" in payload or env.get("CURSOR_VERSION"):
-        return "cursor"
-    if "sessionId" in payload or "toolName" in payload or "timestamp" in payload:
-        return "copilot"
-    return NAME
 
 
-def config_path(scope: str, *, project_root: "Path | None", home: "Path") -> "Path":
-    from branchkeeper.adapters.claude.install import settings_path
-
-    return settings_path(scope, project_root=project_root, home=home)
-
-
-def present(*, project_root: "Path | None", home: "Path") -> bool:
-    return (home / ".claude").is_dir() or (project_root is not None
-                                           and (project_root / ".claude").is_dir())
-
-
-def installed(*, project_root: "Path | None", home: "Path") -> bool:
-    from branchkeeper.adapters.claude.install import settings_files
-    from branchkeeper.adapters.hooks.install import file_has_ours
-
-    return any(file_has_ours(p) for p in settings_files(project_root=project_root, home=home))
-
-
-def merge(settings: "dict[str, Any]", program: str) -> "tuple[dict[str, Any], list[Change]]":
-    from branchkeeper.adapters.claude import install
-
-    return install.merge(settings, program)
-
-
-def unmerge(settings: "dict[str, Any]") -> "tuple[dict[str, Any], list[Change]]":
-    from branchkeeper.adapters.claude import install
-
-    return install.unmerge(settings)
+#: The host, as :data:`~branchkeeper.adapters.hosts.HOSTS` loads it.
+HOST = _Claude(
+    NAME, title=TITLE, events=EVENTS, fast=FAST, claude_events=CLAUDE_EVENTS,
+    scopes=SCOPES)

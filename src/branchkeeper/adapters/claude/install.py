@@ -58,7 +58,7 @@ def unmerge(settings: dict[str, Any]) -> tuple[dict[str, Any], list[Change]]:
     return unmerge_nested(settings, HOST)
 
 
-def settings_path(scope: str, *, project_root: Path | None, home: Path) -> Path:
+def config_path(scope: str, *, project_root: Path | None, home: Path) -> Path:
     """The settings file of ``scope``: ``project`` -> ``.claude/settings.json``, ``local`` ->
     ``.claude/settings.local.json`` (both under ``project_root``), ``user`` ->
     ``~/.claude/settings.json``. Raises ConfigError when a project scope has no root."""
@@ -70,7 +70,7 @@ def settings_path(scope: str, *, project_root: Path | None, home: Path) -> Path:
     return project_root / ".claude" / name
 
 
-def settings_files(*, project_root: Path | None, home: Path) -> list[Path]:
+def config_files(*, project_root: Path | None, home: Path) -> list[Path]:
     """Every settings file Claude Code (and the hosts that read its hooks) may load."""
     files = [home / ".claude" / "settings.json"]
     if project_root is not None:

@@ -50,7 +50,7 @@ def unmerge(settings: dict[str, Any]) -> tuple[dict[str, Any], list[Change]]:
     return unmerge_nested(settings, HOST)
 
 
-def hooks_path(scope: str, *, project_root: Path | None, home: Path) -> Path:
+def config_path(scope: str, *, project_root: Path | None, home: Path) -> Path:
     """``project`` -> ``<repo>/.codex/hooks.json``, ``user`` -> ``~/.codex/hooks.json``.
     Raises ConfigError for another scope, or a project scope without a repository."""
     if scope == "user":
@@ -62,7 +62,7 @@ def hooks_path(scope: str, *, project_root: Path | None, home: Path) -> Path:
     return project_root / ".codex" / "hooks.json"
 
 
-def hooks_files(*, project_root: Path | None, home: Path) -> list[Path]:
+def config_files(*, project_root: Path | None, home: Path) -> list[Path]:
     """Every ``hooks.json`` Codex may load for this project."""
     files = [home / ".codex" / "hooks.json"]
     if project_root is not None:

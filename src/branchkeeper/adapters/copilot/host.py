@@ -9,16 +9,13 @@ The PascalCase names are the events of Copilot's snake_case dialect, which it us
 entries it reads from ``.claude/settings.json``; ``CLAUDE_EVENTS`` maps them.
 """
 
+from branchkeeper.adapters.hooks.host import Delegate
+
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Mapping
     from pathlib import Path
-    from typing import Any
 
-    from branchkeeper.adapters.hooks.answer import Answer, HookResponse
-    from branchkeeper.adapters.hooks.event import HookEvent
     from branchkeeper.adapters.hooks.host import FastSpec
-    from branchkeeper.adapters.hooks.install import Change
 
 NAME = "copilot"
 TITLE = "GitHub Copilot CLI"
@@ -48,59 +45,18 @@ CLAUDE_EVENTS: "dict[str, str]" = {
 SCOPES = ("project", "user")
 
 
-def parse(event: str, payload: "dict[str, Any]") -> "HookEvent":
-    from branchkeeper.adapters.copilot import wire
-    from branchkeeper.adapters.hooks.event import InputError
+class _Copilot(Delegate):
+    """Copilot CLI's own rule for where its configuration lives; the rest is
+    :class:`Delegate`'s."""
 
-    if event not in EVENTS:
-        raise InputError(f"unknown hook event {event!r}")
-    return wire.parse(event, EVENTS[event], payload)
+    def present(self, *, project_root: "Path | None", home: "Path") -> bool:
+        from branchkeeper.adapters.copilot.install import user_dir
 
-
-def render(event: "HookEvent", answer: "Answer") -> "HookResponse":
-    from branchkeeper.adapters.copilot import wire
-
-    return wire.render(event, answer)
+        return user_dir(home).parent.is_dir() or (project_root is not None and any(
+            (project_root / ".github" / d).is_dir() for d in ("hooks", "copilot")))
 
 
-def fail_open(event: str, message: str) -> "HookResponse":
-    from branchkeeper.adapters.copilot import wire
-
-    return wire.fail_open(event, message)
-
-
-def caller(payload: "dict[str, Any]", env: "Mapping[str, str]") -> str:
-    return NAME
-
-
-def config_path(scope: str, *, project_root: "Path | None", home: "Path") -> "Path":
-    from branchkeeper.adapters.copilot.install import hooks_path
-
-    return hooks_path(scope, project_root=project_root, home=home)
-
-
-def present(*, project_root: "Path | None", home: "Path") -> bool:
-    from branchkeeper.adapters.copilot.install import user_dir
-
-    return user_dir(home).parent.is_dir() or (project_root is not None and any(
-        (project_root / ".github" / d).is_dir() for d in ("hooks", "copilot")))
-
-
-def installed(*, project_root: "Path | None", home: "Path") -> bool:
-    from branchkeeper.adapters.copilot.install import hooks_files
-    from branchkeeper.adapters.hooks.install import file_has_ours
-
-    return any(file_has_ours(p, ("bash", "command"))
-               for p in hooks_files(project_root=project_root, home=home))
-
-
-def merge(settings: "dict[str, Any]", program: str) -> "tuple[dict[str, Any], list[Change]]":
-    from branchkeeper.adapters.copilot import install
-
-    return install.merge(settings, program)
-
-
-def unmerge(settings: "dict[str, Any]") -> "tuple[dict[str, Any], list[Change]]":
-    from branchkeeper.adapters.copilot import install
-
-    return install.unmerge(settings)
+#: The host, as :data:`~branchkeeper.adapters.hosts.HOSTS` loads it.
+HOST = _Copilot(
+    NAME, title=TITLE, events=EVENTS, fast=FAST, claude_events=CLAUDE_EVENTS,
+    scopes=SCOPES, command_keys=("bash", "command"))

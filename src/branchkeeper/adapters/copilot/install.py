@@ -61,7 +61,7 @@ def user_dir(home: Path) -> Path:
     return (Path(base) if base else home / ".copilot") / "hooks"
 
 
-def hooks_path(scope: str, *, project_root: Path | None, home: Path) -> Path:
+def config_path(scope: str, *, project_root: Path | None, home: Path) -> Path:
     """``project`` -> ``<repo>/.github/hooks/branchkeeper.json``, ``user`` ->
     ``~/.copilot/hooks/branchkeeper.json``. Raises ConfigError for another scope, or a project
     scope without a repository."""
@@ -74,7 +74,7 @@ def hooks_path(scope: str, *, project_root: Path | None, home: Path) -> Path:
     return project_root / ".github" / "hooks" / FILE_NAME
 
 
-def hooks_files(*, project_root: Path | None, home: Path) -> list[Path]:
+def config_files(*, project_root: Path | None, home: Path) -> list[Path]:
     """Every hooks file Copilot CLI may load for this project (inline settings included)."""
     dirs = [user_dir(home)]
     files = [home / ".copilot" / "settings.json"]

@@ -54,7 +54,7 @@ def unmerge(settings: dict[str, Any]) -> tuple[dict[str, Any], list[Change]]:
     return unmerge_flat(settings, HOST, key="command")
 
 
-def hooks_path(scope: str, *, project_root: Path | None, home: Path) -> Path:
+def config_path(scope: str, *, project_root: Path | None, home: Path) -> Path:
     """``project`` -> ``<repo>/.cursor/hooks.json``, ``user`` -> ``~/.cursor/hooks.json``.
     Raises ConfigError for another scope, or a project scope without a repository."""
     if scope == "user":
@@ -66,7 +66,7 @@ def hooks_path(scope: str, *, project_root: Path | None, home: Path) -> Path:
     return project_root / ".cursor" / "hooks.json"
 
 
-def hooks_files(*, project_root: Path | None, home: Path) -> list[Path]:
+def config_files(*, project_root: Path | None, home: Path) -> list[Path]:
     """Every ``hooks.json`` Cursor may load for this project."""
     files = [home / ".cursor" / "hooks.json", ENTERPRISE]
     if project_root is not None:

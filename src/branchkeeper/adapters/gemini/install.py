@@ -51,7 +51,7 @@ def unmerge(settings: dict[str, Any]) -> tuple[dict[str, Any], list[Change]]:
     return unmerge_nested(settings, HOST, unit="ms")
 
 
-def settings_path(scope: str, *, project_root: Path | None, home: Path) -> Path:
+def config_path(scope: str, *, project_root: Path | None, home: Path) -> Path:
     """``project`` -> ``<repo>/.gemini/settings.json``, ``user`` -> ``~/.gemini/settings.json``.
     Raises ConfigError for another scope, or a project scope without a repository."""
     if scope == "user":
@@ -63,7 +63,7 @@ def settings_path(scope: str, *, project_root: Path | None, home: Path) -> Path:
     return project_root / ".gemini" / "settings.json"
 
 
-def settings_files(*, project_root: Path | None, home: Path) -> list[Path]:
+def config_files(*, project_root: Path | None, home: Path) -> list[Path]:
     """Every settings file Gemini CLI may load for this project."""
     files = [home / ".gemini" / "settings.json", SYSTEM]
     if project_root is not None:
