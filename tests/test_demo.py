@@ -105,7 +105,8 @@ def test_squash_commit_carries_the_whole_branch_diff(demo: Path) -> None:
         assert len(squash.split()) == 1, b.name
         base = git(demo, "merge-base", "main", tip)
         assert git(demo, "diff", base, tip) == git(demo, "diff", f"{squash}^", squash), b.name
-        assert len(git(demo, "rev-list", f"{base}..{tip}").split()) == b.commits
+        own = b.commits + (BY_NAME[b.on].commits if b.on else 0)  # a successor holds its
+        assert len(git(demo, "rev-list", f"{base}..{tip}").split()) == own  # predecessor's
 
 
 def test_parked_branch(demo: Path) -> None:
@@ -197,7 +198,7 @@ DEMO_VERDICTS = {
     "agent/issue-142-bulk-edit": ("dormant", None, "own_remote_only", "noisy"),
     "agent/issue-150-parser": ("live", None, "nowhere", None),
     "agent/issue-97-rate-limit": ("patch_equivalent", "squash_merged", None, None),
-    "agent/issue-97-rate-limit-v1": ("dormant", None, "own_remote_only", "block"),
+    "agent/issue-97-rate-limit-v1": ("superseded", None, "own_remote_only", "block"),
     "chore/bump-deps": ("merged", "ancestor", None, None),
     "claude/tidy-logging-2b7f": ("patch_equivalent", "patch_equivalent", None, None),
     "docs/api-examples": ("patch_equivalent", "patch_equivalent", None, None),
@@ -219,7 +220,7 @@ DEMO_VERDICTS = {
     "release/1.x": ("integration_line", None, None, None),
     "tmp/debug-ci": ("dormant", None, "nowhere", "advisory"),
     "worktree-agent-a3f9e0c1": ("live", None, "nowhere", None),
-    "worktree-fix-login-0c9d33aa": ("dormant", None, "own_remote_only", "noisy"),
+    "worktree-fix-login-0c9d33aa": ("superseded", None, "in_remote_ref", "noisy"),
     "worktree-fix-login-4f3a9c21": ("patch_equivalent", "squash_merged", None, None),
     "worktree-refactor-auth-9e21c7d4": ("merged", "ancestor", None, None),
     "worktree-refactor-db-7c2d41e9": ("dormant", None, "nowhere", "noisy"),
@@ -245,6 +246,15 @@ def test_demo_command_json(capsys: pytest.CaptureFixture[str]) -> None:
     assert preserved == merged
     # four unpushed branches, the detached worktree's lonely commit, the dirty agent worktree
     assert report["summary"]["lost_work_risk"] == 6
+    # the successors that rewrote a predecessor's line before landing leave it superseded
+    superseded = {b["name"]: {**b["superseded"], "holder_tip": None, "landed_as": None}
+                  for b in report["branches"] if b["state"] == "superseded"}
+    assert superseded == {
+        b.on: {"by": [b.name], "holder_tip": None, "base": "refs/remotes/origin/main",
+               "landed_as": None, "lines": 1, "conflicted": True,
+               "changes": [{"path": f"src/{b.topic}.py", "added": 1, "deleted": 0}]}
+        for b in DEMO_BRANCHES if b.on}
+    assert report["summary"]["superseded"] == 2
     assert report["summary"]["lost_work_by_kind"] == {
         "unpushed_branch": 4, "detached_commit": 1, "dirty_worktree": 1, "stash": 0,
         "kept_ref": 0, "ignored_files": 0}

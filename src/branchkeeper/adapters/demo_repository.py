@@ -12,7 +12,8 @@ merge commits, squash merges, rebase merges (cherry-picks), a fast-forward, an i
 (2, 9, 20, 45 days and more), remote copies kept, deleted after merging (upstream gone) or never
 made, branches that exist only on the remote, a branch pushed and then committed to again,
 worktrees under ``.claude/worktrees/`` (one clean, one dirty, one detached with a commit no ref
-holds), a superseded branch beside the one that redid its work, and two branches at one tip.
+holds), branches whose work a later branch redid, two of them ``superseded`` (the successor was
+built on them, dropped one of their lines and was squash-merged), and two branches at one tip.
 
 Git runs with an environment built from scratch (fixed identity, no system or global config,
 signing off) so the user's own git settings never change or break the result. No network.
@@ -59,7 +60,9 @@ class DemoBranch:
     pushed), ``only`` (pushed, no local branch), ``ahead`` (first commit pushed, the rest not).
     ``topic``: the file stem the work touches (shared by a superseded branch and its successor).
     ``worktree``: ``clean`` or ``dirty`` for a branch checked out under ``.claude/worktrees/``.
-    ``group``: the triage group it stands for.
+    ``group``: the triage group it stands for. ``on``: start the work at this branch's tip instead
+    of ``base`` (a successor that rewrote its predecessor's lines before it landed, which leaves
+    the predecessor ``superseded``).
     """
 
     name: str
@@ -72,6 +75,7 @@ class DemoBranch:
     topic: str = ""
     worktree: str = ""
     same_as: str = ""
+    on: str = ""
 
 
 _M, _S, _F, _P, _W, _O = "merged", "superseded", "finished", "stopped", "waiting", "other"
@@ -80,7 +84,8 @@ _B = DemoBranch
 DEMO_BRANCHES: tuple[DemoBranch, ...] = (
     # 27 merged or contained, never deleted
     _B("fix/null-config", "merge", 44, _M, remote="gone"),
-    _B("agent/issue-97-rate-limit", "squash", 40, _M, 2, "gone", topic="rate-limit"),
+    _B("agent/issue-97-rate-limit", "squash", 40, _M, 2, "gone", topic="rate-limit",
+       on="agent/issue-97-rate-limit-v1"),
     _B("chore/bump-deps", "ff", 38, _M, remote="none"),
     _B("agent/issue-101-cache-headers", "squash", 33, _M, remote="only"),
     _B("agent/issue-104-healthcheck", "rebase", 30, _M, 2, "only"),
@@ -98,7 +103,8 @@ DEMO_BRANCHES: tuple[DemoBranch, ...] = (
     _B("claude/tidy-logging-2b7f", "rebase", 15, _M, remote="gone"),
     _B("agent/issue-118-metrics", "squash", 14, _M, 2, "only"),
     _B("feat/webhook-retries", "merge", 13, _M, 2, "gone"),
-    _B("worktree-fix-login-4f3a9c21", "squash", 12, _M, 2, topic="login", worktree="clean"),
+    _B("worktree-fix-login-4f3a9c21", "squash", 12, _M, 2, topic="login", worktree="clean",
+       on="worktree-fix-login-0c9d33aa"),
     _B("agent/issue-120-pagination-fix", "squash", 11, _M),
     _B("fix/flaky-ci", "ff", 10, _M, remote="gone"),
     _B("agent/issue-125-upload-limit", "merge", 8, _M, 2, "only"),
@@ -200,10 +206,11 @@ class _Builder:
         self.clock = min(day, self.clock - 0.01)
         return self.clock
 
-    def write(self, rel: str, text: str, *, cwd: Path | None = None) -> None:
+    def write(self, rel: str, text: str, *, cwd: Path | None = None,
+              replace: bool = False) -> None:
         path = (cwd or self.work) / rel
         path.parent.mkdir(parents=True, exist_ok=True)
-        with path.open("a", encoding="utf-8") as fh:
+        with path.open("w" if replace else "a", encoding="utf-8") as fh:
             fh.write(text)
 
     def commit(self, message: str, day: float, *, cwd: Path | None = None) -> str:
@@ -244,10 +251,12 @@ class _Builder:
     def do_work(self, row: DemoBranch) -> None:
         topic = row.topic or row.name.rsplit("/", 1)[-1]
         first = self.at(row.day + 0.1 * row.commits)
-        self.git("switch", "-q", "-c", row.name, row.base, day=first)
+        self.git("switch", "-q", "-c", row.name, row.on or row.base, day=first)
         subject = row.name.rsplit("/", 1)[-1].replace("-", " ")
         for i in range(1, row.commits + 1):
-            self.write(f"src/{topic}.py", f"# {row.name}: step {i}\nSTEP_{i} = {i}\n")
+            # a successor's first step drops its predecessor's lines (L) and adds its own (M)
+            self.write(f"src/{topic}.py", f"# {row.name}: step {i}\nSTEP_{i} = {i}\n",
+                       replace=bool(row.on) and i == 1)
             day = self.at(row.day + 0.1 * (row.commits - i))
             suffix = f" ({i}/{row.commits})" if row.commits > 1 else ""
             tip = self.commit(f"{subject}{suffix}", day)
