@@ -223,10 +223,39 @@ def test_c07_new_branch_at_old_commit_is_not_dormant(remote_and_clone: tuple[Git
     w.git("branch", "agent-task", "main")
     doc = sweep_json(w, capsys)
     rec = next(b for b in doc["branches"] if b["name"] == "agent-task")
-    assert (rec["state"], rec["stage"], rec["proof"]) == ("live", None, None)
+    assert (rec["state"], rec["stage"], rec["proof"]) == ("unstarted", None, None)
     assert rec["reason"] == "unstarted: at the same tip as main"
     assert rec["same_tip_as"] == ["main"]
     assert rec["age_days"] < 1
+
+
+def test_c07_unstarted_branch_made_long_ago_has_no_stage(
+        remote_and_clone: tuple[GitRepo, GitRepo], capsys: pytest.CaptureFixture[str]) -> None:
+    """Created 40 days ago at main's tip and never moved: no work, so not a dormant block
+    branch, and the guard does not refuse a new branch over it."""
+    _, w = remote_and_clone
+    w.commit("old", files={"o": "o\n"}, days_ago=40)
+    w.git("push", "-q", "origin", "main")
+    w.branch("agent-task", "main", days_ago=40)
+    doc = sweep_json(w, capsys)
+    rec = next(b for b in doc["branches"] if b["name"] == "agent-task")
+    assert (rec["state"], rec["stage"], rec["containment"], rec["proof"], rec["age_days"]) == (
+        "unstarted", None, None, None, 40.0)
+    assert {k: v for k, v in doc["summary"].items() if v and k != "lost_work_by_kind"} == {
+        "default": 1, "unstarted": 1}
+    capsys.readouterr()
+    assert main(["-C", str(w.path), "sweep"]) == 0
+    out = capsys.readouterr().out
+    assert out.split("\n", 1)[1] == (
+        "\n"
+        "Unstarted: no commits of their own, no dormancy stage (1)                  \n"
+        "branch     ┃ age ┃ containment ┃ ahead ┃ detail                            \n"
+        "━━━━━━━━━━━╇━━━━━╇━━━━━━━━━━━━━╇━━━━━━━╇━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━\n"
+        "agent-task │ 40d │             │ 0     │ unstarted: at the same tip as main\n"
+        "\n"
+        "2 branches: 1 unstarted; LOST WORK RISK: 0\n")
+    assert main(["-C", str(w.path), "check", "--", "git switch -c next"]) == 0
+    assert capsys.readouterr().out == "allow\n"
 
 
 @pytest.mark.parametrize("user_settings", [False, True], ids=["C08", "C09"])
@@ -418,4 +447,4 @@ def test_fast_forward_merged_branch_is_merged_not_unstarted(
     recs = {b["name"]: b for b in sweep_json(w, capsys)["branches"]}
     assert (recs["ff"]["state"], recs["ff"]["proof"]["kind"]) == ("merged", "ancestor")
     assert (recs["fresh"]["state"], recs["fresh"]["reason"]) == (
-        "live", "unstarted: at the same tip as main")
+        "unstarted", "unstarted: at the same tip as main")

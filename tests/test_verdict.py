@@ -299,7 +299,7 @@ def test_json_document_lists_superseded_in_the_summary(
     doc = json.loads(out)
     assert doc["summary"] == {"exempt": 0, "default": 1, "integration_line": 0, "merged": 0,
                               "merged_into_line": 0, "patch_equivalent": 1, "parked": 0,
-                              "superseded": 1, "dormant": 0, "live": 0, "unknown": 0,
+                              "unstarted": 0, "superseded": 1, "dormant": 0, "live": 0, "unknown": 0,
                               "lost_work_risk": 1,
                               "lost_work_by_kind": {"unpushed_branch": 1, "detached_commit": 0,
                                                     "dirty_worktree": 0, "stash": 0,

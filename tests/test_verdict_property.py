@@ -229,7 +229,7 @@ def test_every_command_agrees_and_preserved_loses_nothing(
         preserved = {n for n, b in sweep.items() if b["state"] in PRESERVED}
         main_tip = repo.rev("main")
         unstarted = {n for n, b in sweep.items()
-                     if b["reason"].startswith("unstarted") and b["local_tip"] == main_tip}
+                     if b["state"] == "unstarted" and b["local_tip"] == main_tip}
         local = [n for n, b in sweep.items() if b["local_tip"] and n != "main"]
         clean = {b["name"]: b for b in _json(repo, capsys, "sweep", "--clean",
                                              "--dry-run")["branches"]}

@@ -291,7 +291,7 @@ def test_list_json_whole_output(repo: GitRepo, tmp_path: Path,
                    "gates": _gates(*linked, ("commit_kept", True, "branch gone keeps it"))},
         "reap": {"disposition": "SKIP_PRUNABLE", "reason": gone, "triage": None,
                  "gates": _gates(*linked)},
-        "branch_state": {"state": "live", "containment": None, "containing_ref": None,
+        "branch_state": {"state": "unstarted", "containment": None, "containing_ref": None,
                          "proof": None, "ahead": 0,
                          "reason": "unstarted: at the same tip as main"}}
     assert len(rows) == 2

@@ -233,7 +233,8 @@ def _state(ev: Evidence, verdict: TipVerdict, *, unstarted: bool, parked: Park |
            ) -> tuple[BranchState, str, Proof | None]:
     """(state, reason, proof) of a work branch: merged or patch-equivalent by its proof,
     unknown by the verdict's reason, else parked, dormant or live. An unstarted branch (at
-    the default branch's tip, nothing done on it) is never merged."""
+    the default branch's tip, nothing done on it) is never merged: it is ``unstarted``, which
+    has no dormancy stage (case C07)."""
     reason = verdict.note
     proof = verdict.proof
     if proof is not None and not unstarted:
@@ -249,8 +250,9 @@ def _state(ev: Evidence, verdict: TipVerdict, *, unstarted: bool, parked: Park |
         return state, reason, proof
     if verdict.unknown is not None and not unstarted:
         return BranchState.UNKNOWN, verdict.unknown, None
-    if unstarted:
-        reason = f"unstarted: at the same tip as {ev.default.name}"
+    if unstarted and parked is None:
+        return (BranchState.UNSTARTED, f"unstarted: at the same tip as {ev.default.name}",
+                None)
     if parked is not None:
         return BranchState.PARKED, f"parked: {parked.reason}", None
     stage = stage_of(age) if age is not None else None

@@ -75,7 +75,7 @@ def superseded_reason(rec: BranchRecord) -> str:
 
 
 def _unstarted(rec: BranchRecord) -> bool:
-    return rec.proof is None and rec.reason.startswith("unstarted")
+    return rec.state is BranchState.UNSTARTED
 
 
 def command_verdicts(rec: BranchRecord, *, verdict: TipVerdict | None,

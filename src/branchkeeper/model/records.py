@@ -27,6 +27,9 @@ class BranchState(StrEnum):
     MERGED_INTO_LINE = "merged_into_line"
     PATCH_EQUIVALENT = "patch_equivalent"
     PARKED = "parked"
+    #: at the default branch's tip with nothing done on it (case C07): no work, so no
+    #: dormancy stage; kept by ``sweep --clean`` and ``prune``, deleted by ``delete``
+    UNSTARTED = "unstarted"
     #: its commits are inside a branch that landed, but some of its changes did not land:
     #: work, never deleted by a proof (issue 11, section 1)
     SUPERSEDED = "superseded"
@@ -42,9 +45,10 @@ class BranchState(StrEnum):
 
     @property
     def is_work(self) -> bool:
-        """True for the states that are work in progress (parked, superseded, dormant, live)."""
+        """True for the states that are work in progress (parked, superseded, dormant, live,
+        and unstarted: a branch made for work not begun yet)."""
         return self in (BranchState.PARKED, BranchState.SUPERSEDED, BranchState.DORMANT,
-                        BranchState.LIVE)
+                        BranchState.LIVE, BranchState.UNSTARTED)
 
 
 class ProofKind(StrEnum):

@@ -119,8 +119,8 @@ def _counts_line(summary: SessionSummary) -> str:
     """``branchkeeper: N branches: 3 live, 2 merged[; M branches not yet classified (why)].``;
     with no branch classified yet, ``branchkeeper: M branches not yet classified (why).``"""
     counts = Counter(r.state for r in summary.rows)
-    work = ("live", "dormant", "superseded", "parked", "merged", "merged_into_line",
-            "patch_equivalent", "unknown")
+    work = ("live", "dormant", "superseded", "parked", "unstarted", "merged",
+            "merged_into_line", "patch_equivalent", "unknown")
     parts = [f"{counts[s]} {s}" for s in work if counts[s]]
     total = len(summary.rows) + summary.unclassified
     if not summary.unclassified:

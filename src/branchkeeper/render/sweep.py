@@ -236,7 +236,7 @@ def render_text(inv: Inventory, console: Console, *, show_all: bool = False,
                 lost_notes: Sequence[str] = (), kept: Sequence[KeptTip] = ()) -> None:
     """The terminal report: LOST WORK RISK first (every kind of local-only work when ``lost``
     is given, else the branches the inventory found contained nowhere), then merged, dormant by
-    stage, live, parked, then ``kept`` (the git hook's kept tips)."""
+    stage, live, parked, unstarted, then ``kept`` (the git hook's kept tips)."""
     from rich.table import Table
     from rich.text import Text
 
@@ -292,6 +292,8 @@ def render_text(inv: Inventory, console: Console, *, show_all: bool = False,
         console.print(table)
 
     for state, title in ((BranchState.LIVE, "Live"), (BranchState.PARKED, "Parked"),
+                         (BranchState.UNSTARTED, "Unstarted: no commits of their own, no "
+                          "dormancy stage"),
                          (BranchState.UNKNOWN, "Unknown (never deleted)")):
         rows = [r for r in records if r.state is state]
         if not rows:
@@ -328,7 +330,8 @@ def render_text(inv: Inventory, console: Console, *, show_all: bool = False,
                                                           for r in fixed)))
     s = inv.summary()
     parts = [f"{s[k]} {k}" for k in ("merged", "merged_into_line", "patch_equivalent",
-                                      "superseded", "dormant", "live", "parked", "unknown")
+                                      "superseded", "dormant", "live", "parked", "unstarted",
+                                      "unknown")
              if s[k]]
     console.print()
     console.print(Text(f"{len(records)} branches: " + (", ".join(parts) or "nothing to report")
