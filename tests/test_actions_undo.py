@@ -104,7 +104,8 @@ def test_undo_from_bundle_after_gc(tmp_path: Path, capsys: pytest.CaptureFixture
     assert json.loads(out) == {
         "id": op_id, "op": "delete", "dry_run": False, "already_undone": None, "status": "done",
         "items": [{"ref": "refs/heads/x", "old": ids["x2"], "remote": None,
-                   "outcome": "restored", "reason": "", "command": ""}],
+                   "outcome": "restored", "reason": "", "command": "",
+                   "worktree_not_restored": None}],
         "archives": [],
     }
     assert repo.rev("refs/heads/x") == ids["x2"]
@@ -203,3 +204,42 @@ def test_undo_with_empty_journal_and_unknown_id(
     _delete(repo, {"refs/heads/y": ids["c1"]})
     assert _cli(capsys, "-C", str(repo.path), "undo", "nope") == (
         4, "", "branchkeeper: error: no operation 'nope' in the journal (see: branchkeeper log)\n")
+
+
+def test_undo_of_sweep_clean_says_the_removed_worktree_is_not_restored(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """sweep --clean removed a clean worktree, then deleted its merged branch: undo brings the
+    branch back, says plainly that the checkout was not re-created and how to re-create it."""
+    repo, ids = _repo(tmp_path)
+    repo.git("merge", "-q", "--no-ff", "-m", "merge x", "x")
+    wt_path = tmp_path / "wt-x"
+    repo.git("worktree", "add", "-q", str(wt_path), "x")
+    code, out, _ = _cli(capsys, "-C", str(repo.path), "sweep", "--clean", "--json")
+    assert code == 0, out
+    op_id = json.loads(out)["operation"]
+    assert not wt_path.exists() and not repo.has_ref("refs/heads/x")
+    add = f"git worktree add {wt_path} x"
+    why = f"worktree {wt_path} not restored (undo brings back the branch only); recreate it " \
+          "with the command below"
+    code, out, err = _cli(capsys, "-C", str(repo.path), "undo", "--dry-run")
+    assert (code, err) == (0, "")
+    assert out == (f"dry run: undo {op_id} (sweep-clean, 2 refs)\n"
+                   f"  would restore refs/heads/x at {ids['x2'][:10]}: {why}\n"
+                   f"      {add}\n"
+                   f"  would restore refs/heads/y at {ids['c1'][:10]}: from the recorded tip\n")
+    code, out, err = _cli(capsys, "-C", str(repo.path), "undo", "--json")
+    assert (code, err) == (0, "")
+    assert json.loads(out) == {
+        "id": op_id, "op": "sweep-clean", "dry_run": False, "already_undone": None,
+        "status": "done",
+        "items": [{"ref": "refs/heads/x", "old": ids["x2"], "remote": None,
+                   "outcome": "restored", "reason": why, "command": add,
+                   "worktree_not_restored": str(wt_path)},
+                  {"ref": "refs/heads/y", "old": ids["c1"], "remote": None,
+                   "outcome": "restored", "reason": "", "command": "",
+                   "worktree_not_restored": None}],
+        "archives": [],
+    }
+    assert repo.rev("refs/heads/x") == ids["x2"] and not wt_path.exists()
+    repo.git(*shlex.split(add)[1:])  # the printed command re-creates the checkout
+    assert repo.git("-C", str(wt_path), "rev-parse", "HEAD") == ids["x2"]

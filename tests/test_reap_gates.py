@@ -96,7 +96,8 @@ def test_merged_worktree_removed_and_journaled(repo: GitRepo, tmp_path: Path,
     undo = json.loads(out)
     assert (rc, undo["op"], undo["items"]) == (0, "worktree-remove", [
         {"ref": "refs/heads/feat-a", "old": tip, "remote": None, "outcome": "present",
-         "reason": f"worktree {path} added back", "command": ""}])
+         "reason": f"worktree {path} added back", "command": "",
+         "worktree_not_restored": None}])
     assert GitRepo(path).git("symbolic-ref", "--short", "HEAD") == "feat-a"  # undo re-added it
     assert GitRepo(path).rev("HEAD") == tip
 

@@ -10,6 +10,7 @@ aborts before anything is touched. The caller holds the mutation lock.
 
 from __future__ import annotations
 
+import shlex
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -60,6 +61,15 @@ class Outcome:
             return False
         bad = (Action.RACED, Action.FAILED)
         return not any(i.action in bad for i in [*self.items, *self.remote_items])
+
+
+def _restore(ref_restore: str, item: BranchItem) -> str:
+    """The journaled restore of a deleted branch: the bundle fetch, then, when its worktree
+    was removed first, the ``git worktree add`` that re-creates the checkout (undo restores
+    the branch and names this step; it does not re-create the directory)."""
+    if not item.worktree:
+        return ref_restore
+    return f"{ref_restore} && {shlex.join(['git', 'worktree', 'add', item.worktree, item.name])}"
 
 
 def compact_base(plan: Plan) -> Oid | None:
@@ -138,7 +148,7 @@ def execute(plan: Plan, *, op: str, fetch_timeout_s: float,
     raced_local = {r[len("refs/heads/"):] for r in moved if r.startswith("refs/heads/")}
     raced_remote = {r.rpartition(f"refs/remotes/{remote}/")[2] for r in moved
                     if r.startswith("refs/remotes/")}
-    items = [JournalItem(i.ref, i.tip, None, bundle.restore_command(i.ref))  # type: ignore[arg-type]
+    items = [JournalItem(i.ref, i.tip, None, _restore(bundle.restore_command(i.ref), i))  # type: ignore[arg-type]
              for n, i in local.items() if n not in raced_local]
     items += [JournalItem(i.ref, i.tip, remote,  # type: ignore[arg-type]
                           push_restore_command(remote, n, i.tip))  # type: ignore[arg-type]

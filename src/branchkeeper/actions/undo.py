@@ -56,7 +56,9 @@ class UndoOutcome(Enum):
 
 @dataclass(frozen=True, slots=True)
 class UndoItem:
-    """One item of an undo: ``command`` is a shell-quoted command to run by hand, or empty."""
+    """One item of an undo: ``command`` is a shell-quoted command to run by hand, or empty;
+    ``worktree_not_restored``: the path of the branch's worktree the operation removed and
+    undo does not re-create (``command`` re-creates it), or empty."""
 
     ref: str
     old: Oid
@@ -64,6 +66,7 @@ class UndoItem:
     outcome: UndoOutcome
     reason: str = ""
     command: str = ""
+    worktree_not_restored: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -186,12 +189,16 @@ def undo_operation(repo: Path, common_dir: Path, op_id: str | None, *, dry_run: 
     if operation.undone is not None:
         return UndoReport(operation, dry_run, (), already_undone=operation.undone)
     if dry_run:
-        return _plan(repo, operation, act=False)
+        report = _plan(repo, operation, act=False)
+        return report if operation.op in WORKTREE_OPS else \
+            _worktrees_not_restored(repo, operation, report)
     with repo_lock(common_dir, MUTATION_LOCK, wait_s=lock_wait_s), \
             deferred_signals("the undo"):
         report = _plan(repo, operation, act=True)
         if operation.op in WORKTREE_OPS:
             report = _readd_worktrees(repo, operation, report)
+        else:
+            report = _worktrees_not_restored(repo, operation, report)
         fault("undo.after_create")
         results = {i.ref: (i.outcome.value, i.reason) for i in report.items}
         results.update({a.key: (a.outcome.value, a.reason) for a in report.archives})
@@ -306,6 +313,26 @@ def _readd_worktrees(repo: Path, operation: Operation, report: UndoReport) -> Un
             items[n] = replace(done, reason=f"worktree {path} not added back "
                                             f"({why[0] if why else 'git failed'})",
                                command=shlex.join(["git", *argv]))
+    return replace(report, items=tuple(items))
+
+
+def _worktrees_not_restored(repo: Path, operation: Operation, report: UndoReport
+                            ) -> UndoReport:
+    """For a cleanup that removed a branch's worktree before deleting the branch
+    (``sweep --clean``, ``prune``): undo brings the branch back, not the checkout. Each such
+    item whose worktree is not there again says so, and its ``command`` is the journaled
+    ``git worktree add PATH BRANCH`` that re-creates it."""
+    items = list(report.items)
+    for n, (journaled, done) in enumerate(zip(operation.items, report.items, strict=True)):
+        argv = _worktree_add_argv(journaled)
+        if argv is None or done.outcome not in (UndoOutcome.RESTORED, UndoOutcome.PRESENT):
+            continue
+        path = next(a for a in argv[2:] if not a.startswith("-"))
+        if Path(path).exists() and _is_worktree(repo, path):
+            continue
+        items[n] = replace(done, reason=f"worktree {path} not restored (undo brings back the "
+                                        "branch only); recreate it with the command below",
+                           command=shlex.join(["git", *argv]), worktree_not_restored=path)
     return replace(report, items=tuple(items))
 
 

@@ -52,7 +52,8 @@ def report_json(report: UndoReport) -> dict[str, Any]:
         "status": None if report.already_undone else report.status,
         "items": [
             {"ref": i.ref, "old": i.old, "remote": i.remote, "outcome": i.outcome.value,
-             "reason": i.reason, "command": i.command}
+             "reason": i.reason, "command": i.command,
+             "worktree_not_restored": i.worktree_not_restored or None}
             for i in report.items
         ],
         "archives": [
