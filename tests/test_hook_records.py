@@ -119,3 +119,30 @@ def test_expiry_removes_old_files_only(tmp_path: Path) -> None:
         state.advance_turn()
     assert not old.exists()
     assert json.loads(store.path.read_text())["turn"] == 1
+
+
+def test_read_creators_is_the_records_with_a_creator(repo: GitRepo) -> None:
+    from branchkeeper.state.creators import read_creators
+
+    assert read_creators(repo.path) == frozenset()  # no record at all: git exits 1
+    for name in [*NAMES, "touched-only", "emptied"]:
+        repo.git("update-ref", f"refs/heads/{name}", "HEAD")
+    for name in NAMES:
+        assert records.write_creator(repo.path, name, session_id="s", agent_id="a",
+                                     route=records.ROUTE_BASH, now=1000)
+    records.add_touch(repo.path, "touched-only", session_id="s", agent_id="")
+    repo.git("config", "branch.emptied.branchkeeperCreator", "s:a")
+    repo.git("config", "--add", "branch.emptied.branchkeeperCreator", "")
+    expected = frozenset(n for n, r in records.read_records(repo.path).items() if r.creator)
+    assert read_creators(repo.path) == expected == frozenset(NAMES)
+
+
+def test_read_creators_loads_no_dataclasses(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    code = ("import sys; from branchkeeper.state.creators import read_creators; "
+            "print('dataclasses' in sys.modules, 'branchkeeper.state.branch_records' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
+                         cwd=tmp_path).stdout
+    assert out == "False False\n"

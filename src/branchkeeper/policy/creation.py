@@ -370,11 +370,10 @@ def _creation_view(facts: GuardFacts) -> CreationView:
             return read[0]
         from pathlib import Path  # only on a denial's path: the hook's stays lean
 
-        from branchkeeper.state.branch_records import read_records
+        from branchkeeper.state.creators import read_creators
 
         try:
-            found: frozenset[str] | None = frozenset(
-                n for n, r in read_records(Path(facts.repo.root)).items() if r.creator)
+            found: frozenset[str] | None = read_creators(Path(facts.repo.root))
         except BranchkeeperError:
             found = None
         read.append(found)

@@ -25,8 +25,8 @@ from pathlib import Path
 from branchkeeper import clock
 from branchkeeper.errors import BranchkeeperError
 from branchkeeper.git.run import GitError, GitExit, run_git
+from branchkeeper.state.creators import CREATOR, RECORD_TIMEOUT_S
 
-CREATOR = "branchkeeperCreator"
 CREATED = "branchkeeperCreated"
 ROUTE = "branchkeeperRoute"
 TOUCHED_BY = "branchkeeperTouchedBy"
@@ -39,8 +39,7 @@ ROUTE_WORKTREE_CREATE = "worktree_create"
 #: Attempts at a config write that finds ``config.lock`` taken, and the first pause (seconds).
 LOCK_ATTEMPTS = 5
 _FIRST_PAUSE_S = 0.02
-#: Timeout of one record read or write, in seconds (these run inside hooks).
-RECORD_TIMEOUT_S = 10.0
+#: (RECORD_TIMEOUT_S, the timeout of one record read or write, is in state/creators.py.)
 
 
 class RecordWriteError(BranchkeeperError):
