@@ -149,3 +149,69 @@ def test_the_sweep_suggests_lines_until_declared_or_dismissed(
     assert _suggestion(capsys, clone) is None
     _rc, out, _ = run(capsys, "-C", str(clone.path), "sweep")
     assert "Declare these" not in out
+
+
+#: Runs the installed hook entry point and reports the modules it loaded (stderr).
+_LIST_IMPORTS = (
+    "import sys\n"
+    "before = set(sys.modules)\n"
+    "from branchkeeper.adapters.hookrun import run\n"
+    "code = run('claude', 'PreToolUse')\n"
+    "sys.stderr.write(repr([code, sorted(set(sys.modules) - before)]))\n")
+
+
+def _hook_deny(clone: GitRepo, trace: Path) -> tuple[int, dict[str, Any], list[str], set[str]]:
+    """One PreToolUse of ``git switch -c new-work``: exit code, the answer, the git subcommands
+    it ran (GIT_TRACE) and the modules it imported."""
+    import os
+    import subprocess
+    import sys
+
+    trace.unlink(missing_ok=True)
+    payload = {"session_id": "s", "cwd": str(clone.path), "permission_mode": "default",
+               "tool_name": "Bash", "tool_input": {"command": "git switch -c new-work"}}
+    proc = subprocess.run([sys.executable, "-c", _LIST_IMPORTS], input=json.dumps(payload).encode(),
+                          capture_output=True, check=True, timeout=60, cwd=clone.path,
+                          env={**os.environ, "GIT_TRACE": str(trace)})
+    code, loaded = eval(proc.stderr.decode())  # a repr of a list of strings
+    commands = [line.split("built-in: git ", 1)[1].split()[0]
+                for line in trace.read_text().splitlines() if "built-in: git " in line]
+    return code, json.loads(proc.stdout), commands, set(loaded)
+
+
+def test_the_hook_denial_reads_only_the_creator_records(
+        team: tuple[GitRepo, GitRepo], tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """The dormancy denial's ways out ask which blocked branches a session here created: the
+    hook reads the creator records alone, in one ``git config`` beside its one
+    ``for-each-ref``, and loads neither the full records' module nor dataclasses (issue 16:
+    the creation decision's path stays lean)."""
+    _origin, clone = team
+    clone.switch("mine", create=True, days_ago=40)
+    clone.commit("m", files={"m.txt": "m\n"}, days_ago=40)
+    clone.switch("main")
+    clone.git("config", "branch.mine.branchkeepercreator", "s1:")
+    assert run(capsys, "-C", str(clone.path), "sweep", "--json")[0] == 0  # the labels
+    _hook_deny(clone, tmp_path / "trace")  # the first call stores the parsed config
+    code, answer, commands, loaded = _hook_deny(clone, tmp_path / "trace")
+    assert (code, commands) == (0, ["for-each-ref", "config"])
+    assert answer["hookSpecificOutput"]["permissionDecision"] == "deny"
+    assert answer["hookSpecificOutput"]["permissionDecisionReason"] == (
+        "[R-BRANCH-DORMANCY-BLOCK] No new branch while a branch has been idle 30+ days (dormancy "
+        f"block stage):\n  - {NAME} (62d old)\n  - mine (40d old)\n\n"
+        f"For {NAME}:\n  finish and merge it; or park it: branchkeeper park --reason '<why it "
+        f"waits>' -- {NAME}; or delete it: branchkeeper delete --remote -- {NAME}; or, when it is "
+        "someone else's (no session here created it), declare it exempt in .branchkeeper.yaml: "
+        'branches: {exempt: ["human/*"]}\n'
+        "For mine:\n  finish and merge it; or park it: branchkeeper park --reason '<why it "
+        "waits>' -- mine; or delete it: branchkeeper delete -- mine\n"
+        "Commits, merges, pushes and deletes stay open; only new branches wait.\n\n"
+        "LOST WORK RISK: branch mine holds commits no remote-tracking ref contains (40d old); "
+        "secure them now: git push -u origin mine\n\n"
+        "The limit exists so work FINISHES, never so it disappears. Finish a branch (merge it), "
+        "park it with a reason, or delete it only when the guard proves nothing is lost. Work "
+        "that serves another lane goes on that lane's branch, not a new one. A patch or copy "
+        "saved under an ignored or untracked directory is lost work, not compliance. If the "
+        "limit seems to force a choice between losing work and exceeding it, stop and ask a "
+        "human.")
+    assert "branchkeeper.state.creators" in loaded
+    assert {"branchkeeper.state.branch_records", "dataclasses"} & loaded == set()

@@ -39,7 +39,6 @@ ROUTE_WORKTREE_CREATE = "worktree_create"
 #: Attempts at a config write that finds ``config.lock`` taken, and the first pause (seconds).
 LOCK_ATTEMPTS = 5
 _FIRST_PAUSE_S = 0.02
-#: (RECORD_TIMEOUT_S, the timeout of one record read or write, is in state/creators.py.)
 
 
 class RecordWriteError(BranchkeeperError):
