@@ -12,9 +12,11 @@ from pathlib import Path
 
 import pytest
 
+from branchkeeper.git import mergetree
 from branchkeeper.git.difftree import NumstatEntry, RawEntry, parse_numstat_z, parse_raw_z
 from branchkeeper.git.isolate import Attempt, Failure, failure_of, run_isolated
 from branchkeeper.git.mergetree import (
+    STOPPED,
     MergeMessage,
     MergeOutcome,
     ScratchObjects,
@@ -23,7 +25,7 @@ from branchkeeper.git.mergetree import (
     remove_stale,
 )
 from branchkeeper.git.parse import ParseError
-from branchkeeper.git.run import GitError, processes_started
+from branchkeeper.git.run import GitError, cpu_ticks, processes_started, stream_git
 from branchkeeper.git.types import Oid
 from tests.gitrepo import GitRepo
 
@@ -164,6 +166,73 @@ def test_merge_pairs_isolates_unrelated_and_missing_and_keeps_the_repository_cle
         pairs[3]: Failure(blob, f"fatal: unable to read blob object {blob}"),
     }
     assert failures[pairs[3]].reason == f"object missing ({blob})"
+
+
+def test_merge_pairs_in_two_streams_answers_the_same_and_isolates_in_each(
+        shapes: tuple[GitRepo, dict[str, str]], monkeypatch: pytest.MonkeyPatch) -> None:
+    """Split over two streams (the threshold lowered to this small batch), every pair gets
+    the answer one stream gives, and each stream isolates its own failing pair."""
+    repo, ids = shapes
+    pairs = [(ids["m2"], ids["clean"]), (ids["m2"], ids["orphan"]), (ids["m2"], ids["rename"]),
+             (ids["m2"], ids["conflict"]), (ids["m1"], ids["orphan"])]
+    common = repo.path / ".git"
+    with ScratchObjects(common) as scratch:
+        one = merge_pairs(repo.path, pairs, scratch=scratch, streams=1)
+    monkeypatch.setattr(mergetree, "PARALLEL_MIN", 2)
+    started = processes_started()
+    with ScratchObjects(common) as scratch:
+        two = merge_pairs(repo.path, pairs, scratch=scratch)
+    # stream 1 [clean, orphan, rename]: batch, probe orphan, rest; stream 2 [conflict, orphan]:
+    # batch, then the failing last pair alone needs no probe
+    assert processes_started() - started == 4
+    assert two == one
+    unrelated = Failure(None, "fatal: refusing to merge unrelated histories")
+    assert two[1] == {pairs[1]: unrelated, pairs[4]: unrelated}
+    assert set(two[0]) == {pairs[0], pairs[2], pairs[3]}
+
+
+def _hang(scratch: ScratchObjects) -> None:
+    """Make every git reading through ``scratch`` wait forever without output or CPU time:
+    its alternates file is a FIFO nobody writes."""
+    assert scratch.path is not None
+    (scratch.path / "info").mkdir()
+    os.mkfifo(scratch.path / "info" / "alternates")
+
+
+def test_a_stream_that_stops_answering_is_ended_and_its_pairs_fail_stopped(
+        shapes: tuple[GitRepo, dict[str, str]], monkeypatch: pytest.MonkeyPatch) -> None:
+    repo, ids = shapes
+    pairs = [(ids["m2"], ids["clean"]), (ids["m2"], ids["rename"]), (ids["m1"], ids["clean"])]
+    monkeypatch.setattr(mergetree, "PARALLEL_MIN", 2)
+    started = processes_started()
+    with ScratchObjects(repo.path / ".git") as scratch:
+        _hang(scratch)
+        outcomes, failures = merge_pairs(repo.path, pairs, scratch=scratch, idle=0.5)
+    assert processes_started() - started == 2  # one per stream; nothing probed after a stop
+    assert outcomes == {}
+    why = (f"{STOPPED} (git stopped answering: no output and no CPU time for 0.5 s: "
+           "git -c merge.conflictStyle=diff3 merge-tree --write-tree --stdin --no-messages)")
+    assert failures == {pair: Failure(None, why) for pair in pairs}
+    assert failures[pairs[0]].reason == f"git error: {why}"
+
+
+def test_stream_git_idle_bound_ends_a_silent_git_and_cpu_ticks_reads_this_process(
+        tmp_path: Path) -> None:
+    repo = GitRepo.init(tmp_path / "r")
+    repo.commit("c", files={"a": "1\n"})
+    with pytest.raises(GitError) as caught:
+        list(stream_git(["-c", "alias.pause=!sleep 30", "pause"], cwd=repo.path, idle=0.5))
+    assert caught.value.returncode is None
+    assert str(caught.value).splitlines()[0] == (
+        "git stopped answering: no output and no CPU time for 0.5 s: "
+        "git -c alias.pause=!sleep 30 pause")
+    before = cpu_ticks(os.getpid())
+    assert before is not None
+    total = 0
+    while cpu_ticks(os.getpid()) == before:  # CPU time moves while this process computes
+        total += sum(range(10_000))
+    assert total > 0
+    assert cpu_ticks(2 ** 22 + 7) is None  # above the kernel's pid limit: no such process
 
 
 def test_scratch_left_by_a_killed_run_is_removed_by_the_next(tmp_path: Path) -> None:

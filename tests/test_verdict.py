@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import io
 import json
+import os
 from pathlib import Path
 from typing import Any
 
@@ -198,6 +199,36 @@ def test_c12_squash_on_a_moved_base_is_verified_by_merge(
     assert doc["branches"][0]["proof"] == proof
     assert doc["branches"][0]["reason"] == (f"squash-merged into origin/main as {ids['S'][:10]} "
                                             "(verified by merge)")
+
+
+def test_c12_a_merge_check_that_stops_answering_is_unknown_and_retried(
+        remote_and_clone: tuple[GitRepo, GitRepo], monkeypatch: pytest.MonkeyPatch) -> None:
+    """The merge stream hangs (its scratch store's alternates file is a FIFO nobody writes):
+    it is ended once silent for the idle bound, the branch is ``unknown`` naming why, never
+    proven, and the verdict is not cached: the next sweep proves it."""
+    from branchkeeper.git import mergetree
+
+    _, w = remote_and_clone
+    ids = c12(w)
+    enter = mergetree.ScratchObjects.__enter__
+
+    def hanging(self: mergetree.ScratchObjects) -> mergetree.ScratchObjects:
+        scratch = enter(self)
+        assert scratch.path is not None
+        (scratch.path / "info").mkdir()
+        os.mkfifo(scratch.path / "info" / "alternates")
+        return scratch
+
+    with monkeypatch.context() as patch:
+        patch.setattr(mergetree, "IDLE_S", 0.5)
+        patch.setattr(mergetree.ScratchObjects, "__enter__", hanging)
+        rec = record(inventory(w), "feature")
+    why = ("git error: the merge check stopped answering (git stopped answering: no output and "
+           "no CPU time for 0.5 s: git -c merge.conflictStyle=diff3 merge-tree --write-tree "
+           "--stdin --no-messages)")
+    assert (rec["state"], rec["proof"], rec["reason"]) == ("unknown", None, why)
+    rec = record(inventory(w), "feature")
+    assert (rec["state"], rec["proof"]["landed_as"]) == ("patch_equivalent", ids["S"])
 
 
 def test_c12_without_merge_tree_stdin_is_not_judged_by_merge(

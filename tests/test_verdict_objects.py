@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from branchkeeper.analysis.inventory import build_inventory
+from branchkeeper.analysis.landing import MERGE_ROUNDS
 from branchkeeper.git.repo import repo_facts
 from branchkeeper.git.run import processes_started
 from branchkeeper.model.config import Config
@@ -299,7 +300,10 @@ def test_git_processes_flat_on_every_path(remote_and_clone: tuple[GitRepo, GitRe
     _kinds(w, 3, "b")
     w.git("push", "-q", "origin", "main")
     large = count()
-    assert large == small, (small, large)
+    # the merge check runs one more round only while some tip's likeliest candidates failed:
+    # that depends on which candidate verifies (ties in date fall by commit id), never on
+    # how many branches there are, and the rounds are few
+    assert abs(large - small) <= len(MERGE_ROUNDS) - 1, (small, large)
 
 
 def test_every_kind_is_judged(remote_and_clone: tuple[GitRepo, GitRepo]) -> None:

@@ -28,7 +28,8 @@ from collections.abc import Sequence
 
 from branchkeeper.analysis.commitfacts import Listing
 from branchkeeper.analysis.proofrun import Base, ProofRun
-from branchkeeper.git.mergetree import merge_pairs
+from branchkeeper.git.isolate import Failure
+from branchkeeper.git.mergetree import STOPPED, MergeOutcome, merge_pairs
 from branchkeeper.git.objects import commit_trees, tree_listing
 from branchkeeper.git.parse import ParseError
 from branchkeeper.git.run import GitError
@@ -37,6 +38,9 @@ from branchkeeper.model.records import Proof, ProofKind
 
 #: Base commits tried per branch by the merge check, nearest in date to the branch's tip first.
 MAX_MERGE_CANDIDATES = 8
+#: Candidates per tip in each round of the merge check (they add up to the maximum): few
+#: rounds, so the git process count stays flat, the first one for the likeliest candidate.
+MERGE_ROUNDS = (1, 2, 5)
 
 
 def _diffable(run: ProofRun, commit: Oid) -> bool:
@@ -267,8 +271,14 @@ def _candidates(run: ProofRun, tip: Oid) -> list[tuple[Oid, Oid, Base | None]]:
 
 
 def squash_by_merge(run: ProofRun, pending: Sequence[Oid]) -> None:
-    """Tier 3 by merge: ``merge-tree S^1 T`` reproduces ``S`` for a candidate ``S`` (one batched
-    ``merge-tree --stdin`` and one ``cat-file`` for the candidates' trees)."""
+    """Tier 3 by merge: ``merge-tree S^1 T`` reproduces ``S`` for a candidate ``S``.
+
+    In rounds (:data:`MERGE_ROUNDS`): the first merges each tip with its likeliest candidate,
+    each later one only the tips still unproven with their next candidates, so a tip stops at
+    its first verified candidate. Each round is one :func:`merge_pairs` batch (two streams when
+    large); one ``cat-file`` reads every candidate's tree. A tip whose merge failed on a missing
+    object, or whose stream stopped answering, is ``unknown`` with that reason, never proven.
+    """
     assert run.scratch is not None
     todo = {t: c for t in run.unproven(list(pending))
             if not run.lacks_objects(t) and (c := _candidates(run, t))}
@@ -278,26 +288,48 @@ def squash_by_merge(run: ProofRun, pending: Sequence[Oid]) -> None:
         for t in todo:
             run.gap(t, None)
         return
-    pairs = [(p, t) for t, cands in todo.items() for _, p, _ in cands]
     try:
-        outcomes, failed = merge_pairs(run.root, pairs, scratch=run.scratch)
         trees = commit_trees(run.root, {s for cands in todo.values() for s, _, _ in cands})
-    except GitError as exc:
-        first = str(exc).splitlines()[0]
+    except (GitError, ParseError) as exc:
+        failure = Failure(None, f"the merge check failed: {str(exc).splitlines()[0]}")
         for t in todo:
-            run.notes.setdefault(t, f"the merge check failed: {first}")
+            run.gap(t, failure)
         return
-    for t, cands in todo.items():
-        for s, parent, base in cands:
-            outcome = outcomes.get((parent, t))
-            if outcome is not None and outcome.clean and outcome.tree == trees.get(s):
-                run.prove(t, _proof(run, ProofKind.SQUASH_MERGED, s, base, "merge"))
-                break
-        else:
-            for _, parent, _ in cands:
-                if (parent, t) in failed and failed[(parent, t)].oid is not None:
-                    run.gap(t, failed[(parent, t)])
-                    break
+    start = 0
+    for width in MERGE_ROUNDS:
+        if not todo:
+            return
+        if start and run.deadline.spent():
+            for t in todo:
+                run.gap(t, None)
+            return
+        batch = {t: cands[start:start + width] for t, cands in todo.items()}
+        outcomes, failed = merge_pairs(run.root, [(p, t) for t, cands in batch.items()
+                                                  for _, p, _ in cands], scratch=run.scratch)
+        for t, cands in batch.items():
+            _verify(run, t, cands, trees, outcomes, failed)
+        start += width
+        todo = {t: cands for t, cands in todo.items()
+                if len(cands) > start and run.is_open(t) and t not in run.gaps}
+
+
+def _verify(run: ProofRun, tip: Oid, cands: Sequence[tuple[Oid, Oid, Base | None]],
+            trees: dict[str, Oid], outcomes: dict[tuple[str, str], MergeOutcome],
+            failed: dict[tuple[str, str], Failure]) -> None:
+    """Prove ``tip`` by the first of ``cands`` whose merge reproduced its tree; else record
+    the gap a failed merge left (a missing object, a stream that stopped answering; a pair
+    git refused, such as unrelated histories, only rules that candidate out)."""
+    for s, parent, base in cands:
+        outcome = outcomes.get((parent, tip))
+        if outcome is not None and outcome.clean and outcome.tree == trees.get(s):
+            run.prove(tip, _proof(run, ProofKind.SQUASH_MERGED, s, base, "merge"))
+            return
+    for _, parent, _ in cands:
+        failure = failed.get((parent, tip))
+        if failure is not None and (failure.oid is not None
+                                    or failure.message.startswith(STOPPED)):
+            run.gap(tip, failure)
+            return
 
 
 def _merge_target(run: ProofRun, proof: Proof) -> Oid:

@@ -17,6 +17,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from branchkeeper.analysis.proofrun import BUDGET_MSG, Base, TipVerdict
+from branchkeeper.git.mergetree import STOPPED
 from branchkeeper.git.types import Oid
 from branchkeeper.model.records import MissingChange, Proof, ProofKind
 
@@ -36,8 +37,10 @@ def verdict_stamp(default_bases: Sequence[Base], line_bases: Sequence[Base], *, 
 
 
 def cacheable(verdict: TipVerdict) -> bool:
-    """A verdict worth keeping: not cut short by the budget, not a superseded one (tier 4)."""
-    return verdict.superseded is None and verdict.unknown != BUDGET_MSG
+    """A verdict worth keeping: not cut short by the budget or by a git stream that stopped
+    answering (the next run tries again), not a superseded one (tier 4)."""
+    return verdict.superseded is None and verdict.unknown != BUDGET_MSG \
+        and STOPPED not in (verdict.unknown or "")
 
 
 def encode(verdict: TipVerdict) -> list[Any]:

@@ -103,7 +103,7 @@ def run_isolated(items: Sequence[K], run: Callable[[Sequence[K]], Attempt[K, R]]
                                                "of one stream failed")
             break
         head = rest[0]
-        if len(queue) == 1:
+        if len(rest) == 1:  # the only unsettled item stopped the stream: no probe needed
             failures[head] = failure_of(attempt.error)
         else:
             probe = run([head])

@@ -12,7 +12,9 @@ one for a criss-cross). Its output (``--stdin`` implies ``-z``) is, per merge::
 
 A pair without a merge base stops the whole process (``refusing to merge unrelated histories``,
 exit 128), as does an object git cannot read; the merges printed before it are complete, so
-:func:`~branchkeeper.git.isolate.run_isolated` resumes after the failing pair.
+:func:`~branchkeeper.git.isolate.run_isolated` resumes after the failing pair. Large batches run
+as two such processes side by side (:func:`merge_pairs`), each bounded by silence (no output, no
+CPU time), never by a fixed time that a larger repository would pass.
 
 merge-tree writes the result trees and merged blobs. :class:`ScratchObjects` points it at a
 temporary object directory under ``<common dir>/branchkeeper/tmp/`` with the repository's own
@@ -33,13 +35,14 @@ import tempfile
 import threading
 import time
 from collections.abc import Iterator, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from types import FrameType
 from typing import NamedTuple
 
 from branchkeeper.git.isolate import Attempt, Failure, run_isolated
 from branchkeeper.git.parse import ParseError
-from branchkeeper.git.run import GitError, run_git
+from branchkeeper.git.run import GitError, stream_git
 from branchkeeper.git.types import Oid
 from branchkeeper.process import pid_alive
 
@@ -209,36 +212,85 @@ def scratch_objects(common_dir: Path) -> Iterator[ScratchObjects]:
 
 Pair = tuple[str, str]
 
+#: Seconds a ``merge-tree --stdin`` stream may go without output or CPU time before it is
+#: taken for hung (a stream that keeps answering runs as long as its work takes).
+IDLE_S = 120.0
+#: Below this many pairs one stream; from it on, the pairs are split over ``streams``.
+PARALLEL_MIN = 64
+
 
 def merge_pairs(root: Path, pairs: Sequence[Pair], *, scratch: ScratchObjects,
-                timeout: float = 600) -> tuple[dict[Pair, MergeOutcome], dict[Pair, Failure]]:
+                streams: int = 2, idle: float | None = None
+                ) -> tuple[dict[Pair, MergeOutcome], dict[Pair, Failure]]:
     """Merge every ``(branch1, branch2)`` pair (commit ids) with one ``merge-tree --stdin``
-    process, more only where a pair fails (unrelated histories, a missing object).
+    process per stream, more only where a pair fails (unrelated histories, a missing object).
 
+    From :data:`PARALLEL_MIN` pairs on, the pairs are cut into ``streams`` runs of
+    neighbouring pairs, merged side by side (merging is CPU-bound: one stream per core).
     Returns ``(outcomes, failures)``; each distinct pair is in one of them. The result trees
     are in ``scratch``. When a pair fails on a missing object, the other pairs with the same
-    ``branch2`` fail with it unprobed (they read the same branch). Raises :class:`GitError`
-    on a timeout.
+    ``branch2`` fail with it unprobed (they read the same branch). A stream that shows no sign
+    of life for ``idle`` seconds is ended: the pairs it had not answered fail with
+    :data:`STOPPED`, whatever their number (no bound on the whole run, which a larger
+    repository would pass; ``idle`` None: :data:`IDLE_S`). Raises nothing for git failures.
     """
+    idle = IDLE_S if idle is None else idle
     todo = list(dict.fromkeys(pairs))
+    parts = streams if len(todo) >= PARALLEL_MIN and streams > 1 else 1
+    size = -(-len(todo) // parts) if todo else 1
+    runs = [todo[i:i + size] for i in range(0, len(todo), size)]
+    if len(runs) <= 1:
+        return _merge_stream(root, todo, scratch, idle)
+    outcomes: dict[Pair, MergeOutcome] = {}
+    failures: dict[Pair, Failure] = {}
+    with ThreadPoolExecutor(max_workers=len(runs)) as pool:
+        for done, failed in pool.map(lambda part: _merge_stream(root, part, scratch, idle),
+                                     runs):
+            outcomes.update(done)
+            failures.update(failed)
+    return outcomes, failures
+
+
+#: What a pair reads as when its stream stopped answering before it (see :func:`merge_pairs`).
+STOPPED = "the merge check stopped answering"
+
+
+def _merge_stream(root: Path, todo: list[Pair], scratch: ScratchObjects, idle: float
+                  ) -> tuple[dict[Pair, MergeOutcome], dict[Pair, Failure]]:
+    """One stream of :func:`merge_pairs` (its failures isolated by
+    :func:`~branchkeeper.git.isolate.run_isolated`)."""
+    stalled: dict[Pair, Failure] = {}
 
     def run(batch: Sequence[Pair]) -> Attempt[Pair, MergeOutcome]:
         stdin = "".join(f"{a} {b}\n" for a, b in batch).encode("ascii")
+        chunks: list[bytes] = []
+        error: GitError | None = None
         try:
             # diff3 markers: a conflict's base side lets the superseded count read the
             # branch's own change (analysis/conflict_lines.py); clean merges are unaffected
-            out = run_git(["-c", "merge.conflictStyle=diff3", "merge-tree", "--write-tree",
-                           "--stdin", "--no-messages"], cwd=root,
-                          stdin=stdin, timeout=timeout, env=scratch.env()).stdout
-            error = None
+            chunks.extend(stream_git(["-c", "merge.conflictStyle=diff3", "merge-tree",
+                                      "--write-tree", "--stdin", "--no-messages"], cwd=root,
+                                     stdin=stdin, idle=idle, env=scratch.env()))
         except GitError as exc:
-            if exc.returncode is None:
-                raise
-            out, error = exc.stdout, exc
-        merged, _ = parse_merge_tree(out, messages=False)
+            error = exc
+        try:
+            merged, _ = parse_merge_tree(b"".join(chunks), messages=False)
+        except ParseError as exc:
+            for pair in batch:
+                stalled[pair] = Failure(None, str(exc))
+            return Attempt({}, len(batch), None)
+        results = dict(zip(batch, merged, strict=False))
+        if error is not None and error.returncode is None:  # ended, or never started
+            why = str(error).splitlines()[0]
+            for pair in batch[len(merged):]:
+                stalled[pair] = Failure(None, f"{STOPPED} ({why})")
+            return Attempt(results, len(batch), None)
         if error is None and len(merged) != len(batch):
-            raise GitError(f"merge-tree answered {len(merged)} of {len(batch)} merges",
-                           argv=["merge-tree", "--stdin"], returncode=0)
-        return Attempt(dict(zip(batch, merged, strict=False)), len(merged), error)
+            for pair in batch[len(merged):]:
+                stalled[pair] = Failure(None, f"merge-tree answered {len(merged)} of "
+                                              f"{len(batch)} merges")
+        return Attempt(results, len(merged) if error is not None else len(batch), error)
 
-    return run_isolated(todo, run, group=lambda pair: pair[1])
+    outcomes, failures = run_isolated(todo, run, group=lambda pair: pair[1])
+    failures.update(stalled)
+    return outcomes, failures

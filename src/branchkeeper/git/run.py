@@ -24,6 +24,7 @@ import io
 import os
 import subprocess
 import threading
+import time
 from collections.abc import Iterator, Mapping, Sequence
 from enum import IntEnum
 from pathlib import Path
@@ -353,6 +354,7 @@ def stream_git(
     cwd: Path | str,
     stdin: bytes | None = None,
     timeout: float = DEFAULT_TIMEOUT_S,
+    idle: float | None = None,
     env: Mapping[str, str] | None = None,
     chunk_size: int = 1 << 16,
 ) -> Iterator[bytes]:
@@ -361,10 +363,13 @@ def stream_git(
     For the large batched streams of a sweep (``diff-tree --stdin``): the output is parsed
     as it arrives, so it never sits whole in this process's memory, and parsing overlaps
     git's own work. ``stdin`` is fed from a thread; stderr is collected. ``timeout`` is in
-    seconds for the whole run. Raises :class:`GitError` when git cannot be started, on a
-    timeout (git is ended), or after the last chunk when git exited non-zero (what was
-    yielded before stands: the caller keeps what was answered). Closing the generator early
-    ends git.
+    seconds for the whole run. ``idle`` (seconds) replaces it with a bound on silence: git is
+    ended only once it has neither written output nor used CPU time for that long (a stream
+    whose work grows with the repository keeps going while it answers; git buffers its output,
+    so CPU time is the sign of life between chunks). Raises :class:`GitError` when git cannot
+    be started, on a timeout (git is ended; ``returncode`` None), or after the last chunk when
+    git exited non-zero (what was yielded before stands: the caller keeps what was answered).
+    Closing the generator early ends git.
     """
     argv = ["git", *args]
     _Counter.count += 1
@@ -381,36 +386,93 @@ def stream_git(
                                 daemon=True)]
     if stdin is not None:
         threads.append(threading.Thread(target=_feed, args=(proc, stdin), daemon=True))
-    timed_out = threading.Event()
-
-    def expire() -> None:
-        timed_out.set()
-        proc.terminate()
-
-    timer = threading.Timer(timeout, expire)
-    timer.daemon = True
-    for t in (*threads, timer):
+    watch = _Watchdog(proc, timeout, idle)
+    for t in threads:
         t.start()
+    watch.start()
     drained = False
     out = proc.stdout
     assert isinstance(out, io.BufferedReader)
     try:
         while chunk := out.read1(chunk_size):
+            watch.answered()
             yield chunk
         drained = True
     finally:
-        timer.cancel()
+        watch.stop()
         if not drained and proc.poll() is None:  # closed early: end git
             proc.terminate()
         proc.stdout.close()
         proc.wait()
         for t in threads:
             t.join()
-    if timed_out.is_set():
-        raise GitError(f"git timed out after {timeout:g} s", argv=argv, returncode=None)
+    if watch.expired.is_set():
+        raise GitError(watch.message(), argv=argv, returncode=None,
+                       stderr=b"".join(err_chunks))
     if proc.returncode != 0:
         raise GitError("git failed", argv=argv, returncode=proc.returncode,
                        stderr=b"".join(err_chunks))
+
+
+def cpu_ticks(pid: int) -> int | None:
+    """User plus system CPU time of process ``pid`` in clock ticks (``/proc/<pid>/stat``);
+    None where that cannot be read (not Linux, the process is gone)."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            fields = f.read().rpartition(b")")[2].split()
+        return int(fields[11]) + int(fields[12])
+    except (OSError, ValueError, IndexError):
+        return None
+
+
+class _Watchdog:
+    """Ends ``proc`` (SIGTERM) on a whole-run ``timeout``, or with ``idle`` set, once it has
+    shown no sign of life (output, CPU time) for ``idle`` seconds."""
+
+    def __init__(self, proc: subprocess.Popen[bytes], timeout: float, idle: float | None
+                 ) -> None:
+        self.proc = proc
+        self.timeout = timeout
+        self.idle = idle
+        self.expired = threading.Event()
+        self._stop = threading.Event()
+        self._last = time.monotonic()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+
+    def start(self) -> None:
+        self._thread.start()
+
+    def answered(self) -> None:
+        self._last = time.monotonic()
+
+    def stop(self) -> None:
+        self._stop.set()
+        self._thread.join()
+
+    def message(self) -> str:
+        if self.idle is None:
+            return f"git timed out after {self.timeout:g} s"
+        return f"git stopped answering: no output and no CPU time for {self.idle:g} s"
+
+    def _run(self) -> None:
+        if self.idle is None:
+            if not self._stop.wait(self.timeout):
+                self._expire()
+            return
+        ticks = None
+        while not self._stop.wait(min(self.idle / 4, 5.0)):
+            now_ticks = cpu_ticks(self.proc.pid)
+            if now_ticks is not None and now_ticks != ticks:
+                ticks = now_ticks
+                self.answered()
+            if time.monotonic() - self._last > self.idle:
+                self._expire()
+                return
+
+    def _expire(self) -> None:
+        self.expired.set()
+        with contextlib.suppress(OSError):
+            self.proc.terminate()
 
 
 def _feed(proc: subprocess.Popen[bytes], data: bytes) -> None:
