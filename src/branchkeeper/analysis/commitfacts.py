@@ -50,12 +50,16 @@ PINNED = (
 _DIFF_OPTS = ("--no-color", "--no-ext-diff", "--no-textconv", "--no-renames", "-U3",
               "--full-index", "--binary", "--diff-algorithm=myers", "--no-relative")
 
-#: Items per git process; two run at once. Under a budget, smaller batches keep what a spent
-#: budget interrupts small (what was answered is cached for the next run).
-CHUNK = 50_000
+#: Items per git process; two run at once. Without a budget a batch is cut in two halves only
+#: (the git process count stays flat whatever the history length: a stream's output is read
+#: as it arrives, so its size costs no memory); under a budget, smaller batches keep what a
+#: spent budget interrupts small (what was answered is cached for the next run).
+CHUNK = 1 << 40
 CHUNK_BUDGETED = 2_000
 #: Below this many items one stream is enough.
 PARALLEL_MIN = 400
+#: Whole diffs of at most this many paths keep their raw entries (:class:`WholeDiff`).
+ENTRIES_KEPT = 64
 _RAW = ("diff-tree", "--stdin", "-r", "--raw", "-z", "--no-renames", "--no-abbrev")
 _ZERO = frozenset({"0" * 40, "0" * 64})
 
@@ -79,6 +83,9 @@ class WholeDiff(NamedTuple):
     paths_hash: int
     paths: int
     holders: frozenset[str]
+    #: the raw entries ``(meta, path)`` of a diff of at most :data:`ENTRIES_KEPT` paths (the
+    #: merge check's pre-screen reads their blob ids), else None
+    entries: tuple[tuple[bytes, bytes], ...] | None = None
 
 
 #: A tree listing: ``{path: (mode, oid)}`` as git prints them (see
@@ -302,6 +309,24 @@ class DiffFacts:
         known.update(results)
         return known, failures
 
+    def raw_entries(self, commits: Sequence[Oid]) -> dict[Oid, dict[bytes, bytes]]:
+        """``{commit: {path: raw meta}}`` of each (non-merge) commit's diff against its first
+        parent, for the commits git could read (one ``diff-tree --raw`` stream, two for a
+        large batch; not cached: read only for the merge check's candidates). A commit whose
+        stream failed is absent: the caller then decides nothing from it."""
+
+        def one(part: Sequence[Oid]) -> Attempt[Oid, dict[bytes, bytes]]:
+            found: dict[str, dict[bytes, bytes]] = {}
+
+            def take(record: RawRecord) -> None:
+                found[record[0]] = dict(zip(record[2], record[1], strict=True))
+
+            settled, error = _raw_attempt(self.root, part, part, take)
+            return Attempt({c: found.get(c, {}) for c in part[:settled]}, settled, error)
+
+        results, _, _ = self._streams(list(dict.fromkeys(commits)), one)
+        return results
+
     # -- range facts ----------------------------------------------------------------------------
     def whole_diffs(self, pairs: Sequence[tuple[Oid, Oid]], trees: dict[str, Listing]
                     ) -> tuple[dict[Oid, WholeDiff], dict[Oid, Failure]]:
@@ -317,8 +342,10 @@ class DiffFacts:
 
             def take(record: RawRecord) -> None:
                 header, metas, paths = record
-                found[header] = WholeDiff(path_set_hash(paths), len(paths),
-                                          _held_by(metas, paths, trees))
+                found[header] = WholeDiff(
+                    path_set_hash(paths), len(paths), _held_by(metas, paths, trees),
+                    tuple(zip(metas, paths, strict=True)) if len(paths) <= ENTRIES_KEPT
+                    else None)
 
             settled, error = _raw_attempt(self.root, lines, part, take)
             empty = WholeDiff(0, 0, frozenset())

@@ -38,6 +38,10 @@ from branchkeeper.model.records import Proof, ProofKind
 
 #: Base commits tried per branch by the merge check, nearest in date to the branch's tip first.
 MAX_MERGE_CANDIDATES = 8
+_ZERO = frozenset({"0" * 40, "0" * 64})
+#: A merge check candidate: ``(S, S's first parent, the integration line or None)``.
+Candidate = tuple[Oid, Oid, Base | None]
+
 #: Candidates per tip in each round of the merge check (they add up to the maximum): few
 #: rounds, so the git process count stays flat, the first one for the likeliest candidate.
 MERGE_ROUNDS = (1, 2, 5)
@@ -243,7 +247,7 @@ def squash_by_patch_id(run: ProofRun, pending: Sequence[Oid]) -> None:
             run.prove(t, _proof(run, ProofKind.SQUASH_MERGED, landed, base, "patch-id"))
 
 
-def _candidates(run: ProofRun, tip: Oid) -> list[tuple[Oid, Oid, Base | None]]:
+def _candidates(run: ProofRun, tip: Oid) -> list[Candidate]:
     """``(S, S's first parent, line or None)`` for the merge check, nearest in date first."""
     w = run.whole.get(tip)
     if w is None or w.paths_hash == 0:
@@ -288,6 +292,7 @@ def squash_by_merge(run: ProofRun, pending: Sequence[Oid]) -> None:
         for t in todo:
             run.gap(t, None)
         return
+    todo = {t: kept for t, cands in _screen(run, todo).items() if (kept := cands)}
     try:
         trees = commit_trees(run.root, {s for cands in todo.values() for s, _, _ in cands})
     except (GitError, ParseError) as exc:
@@ -311,6 +316,64 @@ def squash_by_merge(run: ProofRun, pending: Sequence[Oid]) -> None:
         start += width
         todo = {t: cands for t, cands in todo.items()
                 if len(cands) > start and run.is_open(t) and t not in run.gaps}
+
+
+def _screen(run: ProofRun, todo: dict[Oid, list[Candidate]]) -> dict[Oid, list[Candidate]]:
+    """Leave out the candidates no merge can verify, told from blob ids alone (one
+    ``diff-tree --raw`` stream of the candidates, two for many; :func:`may_reproduce`).
+
+    Only where git's merge base of ``S^1`` and the tip is known to be the tip's merge base
+    ``M``: ``S`` is on the default branch's first-parent chain after ``M`` (so ``S^1``
+    descends from ``M``), and the tip's whole diff, from ``M``, kept its entries."""
+    history = run.history
+    assert history is not None
+
+    def screened(t: Oid) -> list[Oid]:
+        mb = run.merge_base.get(t)
+        w = run.whole.get(t)
+        if mb is None or run.diff_base.get(t) != mb or w is None or w.entries is None:
+            return []
+        at = history.chain_pos.get(history.index[mb]) if mb in history else None
+        if at is None:
+            return []
+        return [s for s, _, base in todo[t] if base is None
+                and history.chain_pos.get(history.index[s], -1) > at]
+
+    checks = {t: found for t in todo if (found := screened(t))}
+    commits = sorted({s for ss in checks.values() for s in ss}, key=history.index.__getitem__)
+    if not commits:
+        return todo
+    raws = run.facts.raw_entries(commits)
+    out: dict[Oid, list[Candidate]] = {}
+    for t, cands in todo.items():
+        entries = run.whole[t].entries if t in checks else None
+        drop = {s for s in checks.get(t, []) if s in raws and entries is not None
+                and not may_reproduce(raws[s], entries)}
+        out[t] = [c for c in cands if c[0] not in drop]
+    return out
+
+
+def may_reproduce(landing: dict[bytes, bytes], branch: Sequence[tuple[bytes, bytes]]) -> bool:
+    """Whether merging a branch into ``S^1`` can reproduce ``S``, from raw entries: ``landing``
+    is ``S``'s diff against ``S^1`` (path -> meta), ``branch`` the branch's whole diff from
+    the merge base ``M`` of ``S^1`` and the branch (meta, path). False only when certain,
+    at a path ``p`` that ``M`` has: if ``S^1`` still has ``M``'s version, the merge takes the
+    branch's, so ``S`` must have exactly that; if ``S^1`` already has the branch's version,
+    the merge keeps it, which ``S`` changes. Everything else (a path ``M`` lacks, such as a
+    rename's target; both sides changed) only a merge decides."""
+    for meta, path in branch:
+        theirs = landing.get(path)
+        if theirs is None:
+            return True  # not the same paths after all: decide nothing
+        m_mode, t_mode, m_oid, t_oid = meta[1:].split(b" ", 4)[:4]
+        p_mode, s_mode, p_oid, s_oid = theirs[1:].split(b" ", 4)[:4]
+        if m_oid.decode("ascii") in _ZERO:
+            continue
+        if (p_mode, p_oid) == (m_mode, m_oid) and (s_mode, s_oid) != (t_mode, t_oid):
+            return False
+        if (p_mode, p_oid) == (t_mode, t_oid):
+            return False
+    return True
 
 
 def _verify(run: ProofRun, tip: Oid, cands: Sequence[tuple[Oid, Oid, Base | None]],
