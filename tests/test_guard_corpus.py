@@ -74,6 +74,7 @@ BRANCH_FORCE = [
     "git update-ref refs/heads/lonely 0000000000000000000000000000000000000000",
     "git update-ref --stdin <<EOF\ndelete refs/heads/lonely\nEOF", "git branch -D merged-feat lonely",
     "git fetch && git branch -D lonely", "git branch -D lonely | cat", "git branch -D lonely 2>/dev/null",
+    "f() { \"$@\"; }; f git branch -D lonely", "bash -c '\"$@\"' _ git branch -D lonely",
 ]
 WT_FORCE = [
     "git worktree remove --force ../wt/dirty", "git worktree remove -f ../wt/dirty",
@@ -144,7 +145,7 @@ UNREAD = [
     DEEP_PARENS, DEEP_BRACES, "cat <<EOF | bash\ngit branch -D feat/unpushed\nEOF",
     'echo "git branch -D feat/unpushed" | sh', "printf 'git branch -D x' | bash -s",
     'eval "$CMD" git', "/usr/bin/git branch -D feat/unpushed | sh",
-    "echo 'rm -rf ../wt/dirty' | sh", "f() { \"$@\"; }; f git branch -D feat/unpushed",
+    "echo 'rm -rf ../wt/dirty' | sh",
     "git branch -D feat/unpushed 'oops",
 ]
 UNREAD_OK = [

@@ -264,7 +264,7 @@ def test_variables_from_the_environment_and_the_command() -> None:
     assert argv("for d in a b; do rm $d; done") == [(("rm", "$d"), (False, True))]
     assert argv("read d; rm $d") == [(("rm", "$d"), (False, True))]
     assert argv("rm $SPACED \"$SPACED\" $NOPE ${HOME:-x}") == [
-        (("rm", "$SPACED", "a b", "$NOPE", "${HOME:-x}"), (False, True, False, True, True))]
+        (("rm", "a", "b", "a b", "$NOPE", "${HOME:-x}"), (False, False, False, False, True, True))]
     without = parse_command("rm -rf $TMPDIR/b", cwd=CWD).invocations[0]
     assert without.dynamic_args == (False, False, True)
 

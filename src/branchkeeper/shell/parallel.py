@@ -83,7 +83,7 @@ def parallel_scripts(inv: Inv, special: Special) -> None:
     for args in itertools.islice(itertools.product(*groups), _PARALLEL_MAX_JOBS):
         line = (" ".join(args) if not template else  # each argument is a command line
                 _parallel_line(template, list(args), replace=replace, quote=quote, pipe=pipe))
-        special.scripts.append((prefix + line, inv.forced_dynamic, False))
+        special.scripts.append((prefix + line, inv.forced_dynamic, False, None))
 
 
 def _arg_text(arg: str, kind: str | None) -> str:

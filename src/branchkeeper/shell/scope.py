@@ -26,17 +26,25 @@ class Scope:
     (from an expansion, assigned twice, a loop variable, ``read``...), ``unset`` the names the
     command unset, and ``outer`` the environment the command starts with (the hook's own,
     which the agent's shell shares): a variable neither assigned nor unset takes its value
-    there, and one it lacks is unknown."""
+    there, and one it lacks is unknown. ``args`` are the positional parameters, ``$0`` first
+    (None: unknown), ``args_open`` whether more unknown ones may follow them (xargs appends
+    its input), ``splits`` whether an unquoted expansion splits into words (bash, sh; not
+    zsh or fish)."""
 
-    __slots__ = ("cwd", "dirstack", "env", "env_dynamic", "functions", "home", "oldpwd",
-                 "outer", "unset", "vars")
+    __slots__ = ("args", "args_open", "cwd", "dirstack", "env", "env_dynamic", "functions",
+                 "home", "oldpwd", "outer", "splits", "unset", "vars")
 
     def __init__(self, cwd: str | None, home: str | None, oldpwd: str | None = None,
                  dirstack: list[str | None] | None = None, env: dict[str, str] | None = None,
                  env_dynamic: set[str] | None = None, *, outer: Mapping[str, str] | None = None,
                  vars_: dict[str, str] | None = None, unset: set[str] | None = None,
-                 functions: dict[str, tuple[Any, bytes]] | None = None) -> None:
+                 functions: dict[str, tuple[Any, bytes]] | None = None,
+                 args: tuple[Word, ...] | None = None, args_open: bool = False,
+                 splits: bool = True) -> None:
         self.cwd = cwd
+        self.args = args
+        self.args_open = args_open
+        self.splits = splits
         self.home = home
         self.oldpwd = oldpwd
         self.dirstack: list[str | None] = [] if dirstack is None else dirstack
@@ -52,14 +60,36 @@ class Scope:
         return Scope(
             self.cwd, self.home, self.oldpwd, list(self.dirstack), dict(self.env),
             set(self.env_dynamic), outer=self.outer, vars_=dict(self.vars),
-            unset=set(self.unset), functions=dict(self.functions),
+            unset=set(self.unset), functions=dict(self.functions), args=self.args,
+            args_open=self.args_open, splits=self.splits,
         )  # fmt: skip
+
+    def child(self, args: tuple[Word, ...] | None, *, args_open: bool = False,
+              splits: bool = True) -> Scope:
+        """The scope of a new shell process started here (``bash -c``, a script fed to
+        ``sh``): the same directory and exported variables; a variable the command assigned
+        without exporting it is unknown there (empty, unless ``set -a`` exported it), and
+        its positional parameters are ``args`` (``$0`` first; None: unknown)."""
+        sub = self.copy()
+        for name in sub.vars:
+            if name not in sub.env and name not in sub.outer:
+                sub.env_dynamic.add(name)
+        sub.args, sub.args_open, sub.splits = args, args_open, splits
+        return sub
+
+    def arguments(self) -> tuple[Word, ...] | None:
+        """``$1``... as words (each may be unknown), or None when how many is unknown."""
+        if self.args is None or self.args_open or "IFS" in self.vars or "IFS" in self.outer:
+            return None
+        return self.args[1:]
 
     def lookup(self, name: str) -> str | None:
         """The value ``$name`` expands to here, or None when it cannot be known: ``PWD`` and
         ``OLDPWD`` follow ``cd``; ``IFS`` set anywhere makes word splitting unknowable."""
         if name in self.env_dynamic or "IFS" in self.vars or "IFS" in self.outer:
             return None
+        if name.isdigit() or name in ("#", "*"):
+            return self._positional(name)
         if name == "PWD":
             return self.cwd
         if name == "OLDPWD":
@@ -73,6 +103,21 @@ class Scope:
         if name == "HOME" and self.home is not None:
             return self.home
         return self.outer.get(name)
+
+    def _positional(self, name: str) -> str | None:
+        """``$0``, ``$1``..., ``$#`` and ``$*`` (joined by spaces) when known."""
+        args = self.args
+        if args is None:
+            return None
+        if name in ("#", "*"):
+            rest = args[1:]
+            if self.args_open or any(w.dynamic for w in rest):
+                return None
+            return str(len(rest)) if name == "#" else " ".join(w.value for w in rest)
+        n = int(name)
+        if n < len(args):
+            return None if args[n].dynamic else args[n].value
+        return None if self.args_open else ""
 
     def assign(self, name: str, value: str, *, dynamic: bool, export: bool) -> None:
         """Record ``name=value``: a second assignment of one name makes it unknown (the guard
@@ -111,20 +156,25 @@ class Inv:
         self.found_by: FindScope | None = None
 
 
+#: A script a command runs: (text, dynamic, runs in the current shell, positional parameters).
+Script = tuple[str, bool, bool, "tuple[Word, ...] | None"]
+
+
 class Special:
     """What a command does beyond itself: scripts to parse, inner commands, an unparsed reason.
 
-    `scripts` items are (text, dynamic, runs in the current shell). A plain class (the hook
+    `scripts` items are (text, dynamic, runs in the current shell, positional parameters of
+    the new shell that runs it: ``$0`` first, None when unknown). A plain class (the hook
     imports this module; a dataclass costs more to define).
     """
 
     __slots__ = ("inner", "reason", "scripts")
 
     def __init__(self, reason: str | None = None,
-                 scripts: list[tuple[str, bool, bool]] | None = None,
+                 scripts: list[Script] | None = None,
                  inner: list[Inv] | None = None) -> None:
         self.reason = reason
-        self.scripts: list[tuple[str, bool, bool]] = [] if scripts is None else scripts
+        self.scripts: list[Script] = [] if scripts is None else scripts
         self.inner: list[Inv] = [] if inner is None else inner
 
 

@@ -13,7 +13,7 @@ from typing import Any
 
 from branchkeeper.shell.model import Redirect
 from branchkeeper.shell.scope import Inv, Scope, Special, resolve
-from branchkeeper.shell.words import Word, node_text, parse_redirect_op, word_value
+from branchkeeper.shell.words import Word, node_text, parse_redirect_op, word_fields, word_value
 from branchkeeper.shell.wrappers import classify_special
 
 MAX_DEPTH = 12  # nested `bash -c` / eval / heredoc-to-shell levels
@@ -367,14 +367,20 @@ def run_command(node: Any, extra: list[Any], scope: Scope, ctx: Ctx, inh: Inheri
     for wn in word_nodes:
         scan_substitutions(wn, scope, ctx)
     words: list[Word] = []
+    made = 0  # how many words the previous node made
     for k, wn in enumerate(word_nodes):
-        word = word_value(wn, ctx.src, variables=scope)
         gap = ctx.src[word_nodes[k - 1].end_byte : wn.start_byte] if k else b""
         if gap and not gap.replace(b"\\\n", b""):
             # tree-sitter treats a line continuation as a word break; bash joins the halves.
-            prev = words.pop()
-            word = Word(prev.value + word.value, prev.dynamic or word.dynamic)
-        words.append(word)
+            del words[len(words) - made:]
+            prev = word_value(word_nodes[k - 1], ctx.src, variables=scope)
+            word = word_value(wn, ctx.src, variables=scope)
+            words.append(Word(prev.value + word.value, prev.dynamic or word.dynamic))
+            made = 1
+            continue
+        fields = word_fields(wn, ctx.src, variables=scope)
+        words.extend(fields)
+        made = len(fields)
     if not words:
         return []
     end = max([node.end_byte, *(r.end_byte for r in extra)])
@@ -391,8 +397,8 @@ _READERS = frozenset({"read", "mapfile", "readarray", "getopts"})
 
 def run_function(inv: Inv, scope: Scope, ctx: Ctx, inh: Inherit) -> list[Inv]:
     """A call of a shell function defined earlier in the command: its body runs here, in the
-    caller's shell (a ``cd`` in it moves the caller), with unknown positional parameters and
-    the call's redirects."""
+    caller's shell (a ``cd`` in it moves the caller), with the call's words for its positional
+    parameters (``$1``...) and the call's redirects."""
     body, src = scope.functions[inv.words[0].value]
     if ctx.depth >= MAX_DEPTH:
         ctx.reasons.append("commands nested too deeply")
@@ -403,8 +409,14 @@ def run_function(inv: Inv, scope: Scope, ctx: Ctx, inh: Inherit) -> list[Inv]:
         return []
     sub = Ctx(src, ctx.out, ctx.reasons, ctx.depth + 1, ctx.parse)
     outs = tuple(r for r in inv.redirects if r.op not in ("<", "<<", "<<-", "<<<", "<&"))
-    return run_container(body, scope, sub, Inherit(outs, inh.in_pipeline,
-                                                   inh.dynamic or inv.forced_dynamic))
+    saved = scope.args, scope.args_open
+    zero = scope.args[0] if scope.args else Word("$0", True)
+    scope.args, scope.args_open = (zero, *inv.words[1:]), inv.forced_dynamic
+    try:
+        return run_container(body, scope, sub, Inherit(outs, inh.in_pipeline,
+                                                       inh.dynamic or inv.forced_dynamic))
+    finally:
+        scope.args, scope.args_open = saved
 
 
 def _follow(inv: Inv, scope: Scope, ctx: Ctx, inh: Inherit) -> list[Inv]:
@@ -420,11 +432,15 @@ def _follow(inv: Inv, scope: Scope, ctx: Ctx, inh: Inherit) -> list[Inv]:
         for w in inv.words[1:]:
             if not w.value.startswith("-") and w.value.isidentifier():
                 scope.assign(w.value, "", dynamic=True, export=False)
-    for text, dyn, same_scope in special.scripts:
-        sub_scope = scope if same_scope else scope.copy()
-        # The script's commands inherit the shell's output redirects, not its stdin feed.
+    for text, dyn, same_scope, args in special.scripts:
+        # eval and trap run in this shell; anything else in a new shell process
+        sub_scope = scope if same_scope else scope.child(
+            args, args_open=dyn, splits=not (inv.words and inv.words[0].value.endswith(
+                ("zsh", "fish"))))
+        # The script's commands inherit the shell's output redirects, not its stdin feed, and
+        # the pipe it reads (`... | bash -c 'sh'`: that sh reads the pipe).
         outs = tuple(r for r in inv.redirects if r.op not in ("<", "<<", "<<-", "<<<", "<&"))
-        sub_inh = Inherit(outs, inh.in_pipeline, inh.dynamic or dyn)
+        sub_inh = Inherit(outs, inh.in_pipeline, inh.dynamic or dyn, inv.reads_pipe)
         stdout.extend(run_text(text, sub_scope, ctx, sub_inh, ctx.parse))
     for inner in special.inner:
         stdout.extend(_follow(inner, scope.copy(), ctx, inh))

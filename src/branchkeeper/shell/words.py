@@ -136,17 +136,24 @@ class Variables(Protocol):
     unknown) and the value of a variable (None: unknown)."""
 
     home: str | None
+    splits: bool
 
     def lookup(self, name: str) -> str | None: ...
 
+    def arguments(self) -> tuple[Word, ...] | None: ...
+
 
 class _NoVariables:
-    __slots__ = ("home",)
+    __slots__ = ("home", "splits")
 
     def __init__(self, home: str | None) -> None:
         self.home = home
+        self.splits = True
 
     def lookup(self, name: str) -> str | None:
+        return None
+
+    def arguments(self) -> tuple[Word, ...] | None:
         return None
 
 
@@ -189,12 +196,44 @@ def _variable(node: Any, src: bytes, variables: Variables, *, quoted: bool
     split into words nor glob), else the raw text, dynamic."""
     text = node_text(node, src)
     named = node.named_children
-    if len(named) == 1 and named[0].type == "variable_name" and (
+    if len(named) == 1 and (named[0].type == "variable_name" or (
+            named[0].type == "special_variable_name" and node_text(named[0], src) in "*#")) and (
             node.type == "simple_expansion" or len(node.children) == 3):
         value = variables.lookup(node_text(named[0], src))
         if value is not None and (quoted or (value and _SPLITS.isdisjoint(value))):
             return value, "\x00" * len(value), False
     return text, "\x00", True
+
+
+_BLANKS = re.compile(r"[ \t\n]+")
+_GLOBS = frozenset("*?[")
+
+
+def word_fields(node: Any, src: bytes, *, variables: Variables) -> list[Word]:
+    """The words bash makes of one word node: an unquoted ``$NAME``, ``${NAME}``, ``$*`` or
+    ``$@`` whose value is known splits at blanks into fields (none when it is empty), and
+    ``"$@"`` is one word per positional parameter; any other node is one word
+    (:func:`word_value`). A value that would glob, a changed ``IFS`` (the value is then
+    unknown) or a shell that does not split (zsh) leaves one unknown word."""
+    t = node.type
+    if t == "string" and node_text(node, src) in ('"$@"', '"${@}"'):
+        args = variables.arguments()
+        if args is not None:
+            return list(args)
+    elif t in ("simple_expansion", "expansion") and variables.splits:
+        named = node.named_children
+        if len(named) == 1 and (t == "simple_expansion" or len(node.children) == 3):
+            kind, name = named[0].type, node_text(named[0], src)
+            value: str | None = None
+            if kind == "special_variable_name" and name in ("@", "*"):
+                args = variables.arguments()
+                if args is not None and not any(w.dynamic for w in args):
+                    value = " ".join(w.value for w in args)
+            elif kind == "variable_name":
+                value = variables.lookup(name)
+            if value is not None and _GLOBS.isdisjoint(value):
+                return [Word(f, False) for f in _BLANKS.split(value) if f]
+    return [word_value(node, src, variables=variables)]
 
 
 def _collect(node: Any, src: bytes, parts: list[tuple[str, str, bool]], variables: Variables,

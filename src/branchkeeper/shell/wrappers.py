@@ -211,14 +211,16 @@ def command_option(inv: Inv, special: Special) -> None:
             if text.dynamic:
                 special.reason = f"{_name(words[0])} runs a command string the guard cannot read"
             else:
-                special.scripts.append((text.value, inv.forced_dynamic, False))
+                special.scripts.append((text.value, inv.forced_dynamic, False, None))
             return
 
 
 def shell_scripts(inv: Inv, special: Special) -> None:
-    """`bash -c STRING`, `bash <<EOF`, `bash <<< STRING`, `... | bash`: the script it runs."""
+    """`bash -c STRING [NAME [ARGS...]]`, `bash [-s ARGS...] <<EOF`, `bash <<< STRING`,
+    `... | bash`: the script it runs, with its positional parameters (``$0`` is NAME, else the
+    shell's name; xargs may append more)."""
     words = inv.words
-    i, has_c = 1, False
+    i, has_c, has_s = 1, False, False
     if _name(words[0]) == "busybox":
         if len(words) < 2 or _name(words[1]) not in SHELLS - {"busybox"}:
             return
@@ -240,6 +242,7 @@ def shell_scripts(inv: Inv, special: Special) -> None:
             continue
         if w.startswith(("-", "+")) and len(w) > 1:
             has_c = has_c or "c" in w[1:]
+            has_s = has_s or (w[0] == "-" and "s" in w[1:])
             i += 2 if w[1:].endswith(("o", "O")) else 1
             continue
         break
@@ -249,14 +252,19 @@ def shell_scripts(inv: Inv, special: Special) -> None:
         if words[i].dynamic:
             special.reason = "a shell runs a -c string the guard cannot read"
             return
-        special.scripts.append((words[i].value, inv.forced_dynamic, False))
+        zero = words[i + 1] if i + 1 < len(words) else Word(words[0].value,
+                                                             inv.forced_dynamic)
+        special.scripts.append((words[i].value, inv.forced_dynamic, False,
+                                (zero, *words[i + 2:])))
         return
-    if i < len(words):
+    if i < len(words) and not has_s:
         return  # a script file: like any program, its content is not ours to read
+    args = (Word(words[0].value, False), *words[i:])
     feeds = [r for r in inv.redirects if r.op in _STDIN_OPS]
     if feeds:
         body = feeds[-1]
-        special.scripts.append((body.body or "", body.dynamic or inv.forced_dynamic, False))
+        special.scripts.append((body.body or "", body.dynamic or inv.forced_dynamic, False,
+                                args))
     elif inv.reads_pipe:
         special.reason = "a shell reads its commands from a pipe"
     elif any(r.op == "<" for r in inv.redirects):
@@ -282,7 +290,7 @@ def classify_special(inv: Inv, scope: Scope) -> Special:
         if any(w.dynamic for w in inv.words[1:]):
             special.reason = "eval of a string the guard cannot read"
         else:
-            special.scripts.append((" ".join(w.value for w in inv.words[1:]), False, True))
+            special.scripts.append((" ".join(w.value for w in inv.words[1:]), False, True, None))
     elif name in ("source", "."):
         special.reason = f"{name} runs commands from a file the guard does not read"
     elif name in ("alias", "unalias"):
@@ -293,7 +301,7 @@ def classify_special(inv: Inv, scope: Scope) -> Special:
         if inv.words[1].dynamic:
             special.reason = "a trap runs a string the guard cannot read"
         else:
-            special.scripts.append((inv.words[1].value, False, True))
+            special.scripts.append((inv.words[1].value, False, True, None))
     elif name == "find":
         from branchkeeper.shell.find import find_exec  # only for a find: a lean hook path
 
@@ -337,6 +345,6 @@ def interpreter_scripts(inv: Inv, special: Special, lang: str) -> None:
     reading = interp.commands_in(lang, code)
     if reading.unread or dynamic:
         special.reason = reading.unread or f"{_name(words[0])} runs code the guard cannot read"
-    special.scripts.extend((c, inv.forced_dynamic, False) for c in reading.commands)
+    special.scripts.extend((c, inv.forced_dynamic, False, None) for c in reading.commands)
 
 
