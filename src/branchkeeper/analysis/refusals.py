@@ -147,7 +147,8 @@ def with_refusals(records: list[BranchRecord], ctx: RefusalContext, *, here: Pat
                 RefusalKind.CURRENT, RefusalKind.CHECKED_OUT):
             remote = _refused(static, remote)
         if r.local_tip is None:
-            out.append(replace(r, actions=replace(acts, delete_remote=remote)))
+            out.append(r if remote is acts.delete_remote else
+                       replace(r, actions=replace(acts, delete_remote=remote)))
             continue
         clean, prune, delete = acts.sweep_clean, acts.prune, acts.delete
         if clean.action is go and r.name in clean_refused:
@@ -164,6 +165,10 @@ def with_refusals(records: list[BranchRecord], ctx: RefusalContext, *, here: Pat
             alone = _alone(r.name, ctx) if delete.action is go else None
             if alone is not None:
                 delete = _refused(alone, delete)
+        if static is r.refusal and clean is acts.sweep_clean and prune is acts.prune \
+                and delete is acts.delete and remote is acts.delete_remote:
+            out.append(r)  # nothing refused: most records (two dataclass copies spared each)
+            continue
         out.append(replace(r, refusal=static, actions=replace(
             acts, sweep_clean=clean, prune=prune, delete=delete, delete_remote=remote)))
     return out
