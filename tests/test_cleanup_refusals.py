@@ -70,7 +70,9 @@ def test_c05_two_remotes_and_every_refusal(tmp_path: Path,
         "develop": "refused: a protected name (branches.protected_names)",
         "release/2": "refused: an integration line",
         "users/me/x": "refused: exempt (branches.exempt)",
-        "in-wt": f"refused: checked out in worktree {tmp_path / 'wt'}",
+        "in-wt": f"refused: checked out in worktree {tmp_path / 'wt'}: `branchkeeper sweep "
+                 "--clean` removes the worktree (unless it holds work) and then the branch; or "
+                 f"`branchkeeper worktree retire {tmp_path / 'wt'}` first, then delete it",
         "current": "refused: the current branch",
         "stack-base": "refused: the upstream of surviving branch stack-top (a stack); "
                       "deleting them together is allowed: branchkeeper delete -- stack-base "
@@ -117,6 +119,10 @@ def test_refusals_are_in_the_record_and_every_command_does_what_it_says(
         return {"action": action, "reason": reason, "refusal": refusal}
 
     stack2 = "the upstream of surviving branch top2 (a stack)"
+    # prune and delete refuse what sweep --clean does, and say so
+    wtb_refused = (f"checked out in worktree {wt}: `branchkeeper sweep --clean` removes the "
+                   "worktree (unless it holds work) and then the branch; or `branchkeeper "
+                   f"worktree retire {wt}` first, then delete it")
     assert {n: (r["refusal"], r["actions"]) for n, r in recs.items()} == {
         "base": (None, {
             "sweep_clean": act("delete", merged), "prune": act("delete", merged),
@@ -146,8 +152,8 @@ def test_refusals_are_in_the_record_and_every_command_does_what_it_says(
         "wtb": ({"kind": "checked_out", "reason": f"checked out in worktree {wt}"}, {
             "sweep_clean": act("delete", f"{merged}; its worktree {wt} is removed first unless "
                                          "it holds work"),
-            "prune": act("refused", f"checked out in worktree {wt}", "checked_out"),
-            "delete": act("refused", f"checked out in worktree {wt}", "checked_out"),
+            "prune": act("refused", wtb_refused, "checked_out"),
+            "delete": act("refused", wtb_refused, "checked_out"),
             "delete_remote": None}),
     }
     assert recs["top2"]["state"] == "live"
@@ -156,7 +162,7 @@ def test_refusals_are_in_the_record_and_every_command_does_what_it_says(
         "base": ("delete", merged), "base2": ("refused", f"refused: {stack2}"),
         "main": ("refused", "refused: the default branch"), "top": ("delete", merged),
         "top2": ("SKIP_UNPROVEN", recs["top2"]["actions"]["prune"]["reason"]),
-        "wtb": ("refused", f"refused: checked out in worktree {wt}")}
+        "wtb": ("refused", f"refused: {wtb_refused}")}
     code, doc = cli_json(capsys, w, "sweep", "--clean", "--dry-run")
     assert {b["name"]: (b["action"], b["reason"]) for b in doc["branches"]} == {
         "base": ("delete", merged), "base2": ("refused", f"refused: {stack2}"),

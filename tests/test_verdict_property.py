@@ -13,7 +13,10 @@ of every branch. Invariants:
 1b. each record's dispositions are what ``sweep --clean --dry-run``, ``prune --dry-run`` and
    ``delete --dry-run`` really do, refusals (stacks, checked-out branches) included;
 2. every preserved branch is deleted by ``sweep --clean`` and ``prune`` unless a refusal or a
-   worktree that holds work says why;
+   worktree that holds work says why; where ``sweep --clean`` deletes a branch with its
+   worktree, the ``prune``/``delete`` refusal and a ``reap`` kept by the activity window name
+   the command that does it, and the sweep's suggestion under each preserved branch is a
+   command its record says deletes it (never one that refuses);
 3. the oracle, independent of the ladder: a branch called preserved has a commit ``M`` on the
    default branch such that ``git merge-tree --write-tree M <branch>`` is clean and gives
    ``M``'s tree exactly (merging it into the default branch's history loses nothing).
@@ -214,6 +217,56 @@ def _dispositions_are_what_the_commands_do(
                 assert want["action"] == "delete" or want["refusal"] == "stack", why
 
 
+def _worktree_and_branch_differences_say_why(
+        steps: list[tuple[str, int]], sweep: dict[str, Any], clean: dict[str, Any],
+        reaped: dict[str, Any]) -> None:
+    """A branch that ``sweep --clean`` deletes together with its worktree: ``prune`` and
+    ``delete`` refuse it and their reason names the commands that do it; ``reap``, when the
+    activity window keeps the worktree, says that ``sweep --clean`` removes it now."""
+    for name, item in clean.items():
+        if item["action"] != "delete" or not item["worktree"]:
+            continue
+        wt = item["worktree"]
+        for command in ("prune", "delete"):
+            want = sweep[name]["actions"][command]
+            assert (want["action"], want["refusal"]) == ("refused", "checked_out"), (
+                steps, command, name, want)
+            assert want["reason"].endswith(
+                ": `branchkeeper sweep --clean` removes the worktree (unless it holds work) "
+                f"and then the branch; or `branchkeeper worktree retire {wt}` first, then "
+                "delete it"), (steps, command, name, want)
+        reap = reaped[wt]
+        if reap["disposition"] == "SKIP_ACTIVE":
+            assert reap["reason"].endswith(
+                "; `branchkeeper sweep --clean` removes it now with its proven branch unless "
+                "it holds work (it does not wait for the window)"), (steps, name, reap)
+
+
+def _suggestions_never_refuse(repo: GitRepo, capsys: pytest.CaptureFixture[str],
+                              steps: list[tuple[str, int]], sweep: dict[str, Any]) -> None:
+    """The sweep's text suggests, under each preserved branch, only a command its record
+    says deletes it: ``delete NAME`` exactly when ``delete`` deletes it, the worktree
+    retire first exactly when only ``sweep --clean`` does because of that worktree, else the
+    refusal (a stack that ``sweep --clean`` takes whole is refused for ``delete`` alone)."""
+    assert main(["-C", str(repo.path), "sweep"]) in (0, 1)
+    lines = capsys.readouterr().out.splitlines()
+    for name, b in sweep.items():
+        if b["state"] not in PRESERVED or not b["local_tip"]:
+            continue
+        at = next(i for i, line in enumerate(lines) if line.startswith(f"  {name}  "))
+        hint = lines[at + 1]
+        acts = b["actions"]
+        if acts["delete"]["action"] == "delete":
+            assert hint == f"    branchkeeper delete -- {name}", (steps, name, hint)
+        elif acts["sweep_clean"]["action"] == "delete" and b["worktree"] and \
+                acts["delete"]["refusal"] == "checked_out":
+            assert hint == (f"    branchkeeper worktree retire {b['worktree']} && "
+                            f"branchkeeper delete -- {name}"), (steps, name, hint)
+        else:
+            assert hint.startswith(f"    not deleted: {acts['delete']['reason']}"), (
+                steps, name, hint)
+
+
 @settings(max_examples=EXAMPLES, deadline=None,
           suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
 @given(steps=st.lists(_STEP, min_size=2, max_size=10))
@@ -247,6 +300,8 @@ def test_every_command_agrees_and_preserved_loses_nothing(
                     got = reaped[row["path"]]
                     assert (row["reap"]["disposition"], row["reap"]["reason"]) == (
                         got["disposition"], got["reason"]), (steps, row["path"])
+            _worktree_and_branch_differences_say_why(steps, sweep, clean, reaped)
+        _suggestions_never_refuse(repo, capsys, steps, sweep)
         for name, item in [*clean.items(), *prune.items()]:
             if item["action"] == "delete":
                 assert name in preserved, (steps, name, item, sweep[name])

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 
 from branchkeeper.analysis.ignored import IgnoredVerdict
 from branchkeeper.analysis.pr_evidence import PrAnswer, PrState
@@ -27,7 +28,7 @@ from branchkeeper.analysis.worktree_model import (
     WorktreeVerdict,
     triage_command,
 )
-from branchkeeper.model.records import BranchRecord, BranchState, Containment
+from branchkeeper.model.records import BranchAction, BranchRecord, BranchState, Containment
 
 _HOUR = 3600.0
 
@@ -83,6 +84,21 @@ def _hours(seconds: float) -> str:
     return f"{seconds / _HOUR:.1f} h"
 
 
+def _clean_removes(i: ReapInputs) -> str:
+    """Where ``sweep --clean`` removes this worktree with its proven branch now (it does not
+    wait for the activity window), the note that says so; else empty (issue 11, section 5:
+    where two commands differ, the one that does less says why)."""
+    rec = i.record
+    if rec is None or rec.actions is None:
+        return ""
+    clean = rec.actions.sweep_clean
+    if clean.action is not BranchAction.DELETE or clean.worktree is None or \
+            Path(clean.worktree) != Path(i.base.worktree.path):
+        return ""
+    return ("; `branchkeeper sweep --clean` removes it now with its proven branch unless it "
+            "holds work (it does not wait for the window)")
+
+
 def _idle(i: ReapInputs) -> Gate | None:
     if i.base.status is None:
         return None
@@ -94,7 +110,7 @@ def _idle(i: ReapInputs) -> Gate | None:
     idle = i.now - i.activity
     if idle < i.window_hours * _HOUR:
         return Gate("idle", False, f"last activity {_hours(max(idle, 0.0))} ago, within the "
-                    f"{i.window_hours:g} h activity window", fails)
+                    f"{i.window_hours:g} h activity window{_clean_removes(i)}", fails)
     return Gate("idle", True, f"idle for {_hours(idle)} (window {i.window_hours:g} h)", fails)
 
 

@@ -110,6 +110,15 @@ def _refused(refusal: Refusal, otherwise: CommandVerdict) -> CommandVerdict:
                           if otherwise.action is BranchAction.DELETE else "")
 
 
+def _with_worktree(refusal: Refusal, path: str) -> Refusal:
+    """The refusal of ``prune``/``delete`` for a branch that ``sweep --clean`` deletes together
+    with its linked worktree: it says which command does it, and why this one does not."""
+    wt = shlex.quote(path)
+    return Refusal(refusal.kind, f"{refusal.reason}: `branchkeeper sweep --clean` removes the "
+                                 "worktree (unless it holds work) and then the branch; or "
+                                 f"`branchkeeper worktree retire {wt}` first, then delete it")
+
+
 def _alone(name: str, ctx: RefusalContext) -> Refusal | None:
     """``delete NAME`` of one name: the stack rule over that name alone, with the way out."""
     stack = refuse_batch([name], ctx).get(name)
@@ -158,7 +167,9 @@ def with_refusals(records: list[BranchRecord], ctx: RefusalContext, *, here: Pat
                                           "removed first unless it holds work",
                             worktree=linked[r.name])
         if static is not None:
-            prune, delete = _refused(static, prune), _refused(static, delete)
+            why = _with_worktree(static, linked[r.name]) if clean.action is go and \
+                r.name in linked else static
+            prune, delete = _refused(why, prune), _refused(why, delete)
         else:
             if prune.action is go and r.name in prune_refused:
                 prune = _refused(prune_refused[r.name], prune)

@@ -14,7 +14,8 @@ from branchkeeper.analysis.inventory import Inventory
 from branchkeeper.analysis.kept import KeptTip
 from branchkeeper.analysis.line_hints import line_hint
 from branchkeeper.analysis.lost_work import LostKind, LostWork
-from branchkeeper.model.records import BranchRecord, BranchState, CommandVerdict, Stage
+from branchkeeper.model.records import BranchAction, BranchRecord, BranchState, CommandVerdict, Stage
+from branchkeeper.render.suggest import cleanup_suggestion
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -30,20 +31,6 @@ def push_command(remote: str, name: str) -> str:
     return f"git push -u {shlex.quote(remote)} {shlex.quote(name)}"
 
 
-def delete_command(name: str) -> str:
-    """The branchkeeper command that deletes a branch behind its proof and a bundle."""
-    return f"branchkeeper delete -- {shlex.quote(name)}"
-
-
-def cleanup_command(r: BranchRecord, remote: str) -> str:
-    """The command that deletes a proven branch as things stand: a remote-only branch needs
-    ``--remote``; a branch checked out in a worktree needs that worktree retired first."""
-    if r.local_tip is None:
-        return f"branchkeeper delete --remote -- {shlex.quote(r.name)}"
-    if r.worktree:
-        return (f"branchkeeper worktree retire {shlex.quote(r.worktree)} && "
-                f"{delete_command(r.name)}")
-    return delete_command(r.name)
 
 
 def park_command(name: str) -> str:
@@ -268,9 +255,11 @@ def render_text(inv: Inventory, console: Console, *, show_all: bool = False,
             line.append(r.name, style="bold")
             line.append(f"  {r.reason}, {_age(r)} old")
             console.print(line, soft_wrap=True)
-            # Commands are never wrapped: a folded command is a paste hazard.
-            console.print(Text(f"    {cleanup_command(r, inv.remote)}", style="cyan"),
-                          soft_wrap=True)
+            hint = cleanup_suggestion(r)
+            if hint.why:
+                console.print(Text(f"    {hint.why}", style="yellow"), soft_wrap=True)
+            if hint.command:  # never wrapped: a folded command is a paste hazard
+                console.print(Text(f"    {hint.command}", style="cyan"), soft_wrap=True)
 
     _render_superseded(records, console)
 
@@ -337,11 +326,12 @@ def render_text(inv: Inventory, console: Console, *, show_all: bool = False,
     console.print(Text(f"{len(records)} branches: " + (", ".join(parts) or "nothing to report")
                        + f"; LOST WORK RISK: {len(lost)}",
                        style="bold red" if lost else "bold"))
-    if any(r.local_tip is not None for r in done):
+    if any(r.local_tip is not None and r.actions is not None
+           and r.actions.sweep_clean.action is BranchAction.DELETE for r in done):
         console.print(Text("clean up every proven local branch at once: branchkeeper sweep "
                            "--clean (add --dry-run to see the plan)", style="cyan"),
                       soft_wrap=True)
-    remote_only = [r.name for r in done if r.local_tip is None]
+    remote_only = [r.name for r in done if r.local_tip is None and cleanup_suggestion(r).command]
     if remote_only:
         console.print(Text(f"{len(remote_only)} proven branch(es) exist only on {inv.remote}: "
                            "delete them with branchkeeper delete --remote -- NAME...",
