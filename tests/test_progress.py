@@ -216,3 +216,39 @@ def test_the_delay_comes_from_the_environment(monkeypatch: object) -> None:
         assert delay_s() == expected, value
     monkeypatch.delenv("BRANCHKEEPER_PROGRESS_DELAY_S")
     assert delay_s() == DELAY_S == 1.0
+
+
+def test_the_counts_move_as_the_work_is_done(remote_and_clone: tuple[GitRepo, GitRepo],
+                                             tmp_path: Path) -> None:
+    """The counting callback: a real sweep (inventory, then the worktree reads) under a meter
+    whose sink records every change. The commits of the changed-path stream, the records
+    and the worktrees are counted one by one as each is done, not in one jump at the end."""
+    from branchkeeper.analysis.inventory import build_inventory
+    from branchkeeper.analysis.lost_work import inventory_lost_work
+    from branchkeeper.git.repo import repo_facts
+    from branchkeeper.model.config import Config
+
+    w = _repo(remote_and_clone)
+    for n in (1, 2):
+        w.switch(f"more-{n}", create=True, start="main")
+        w.commit(f"more {n}", files={f"more{n}.txt": f"{n}\n"})
+        w.switch("main")
+        w.git("worktree", "add", "-q", str(tmp_path / f"wt-{n}"), f"more-{n}")
+    sink = _Sink()
+    meter = Meter(sink)
+    with metering(meter):
+        inv = build_inventory(repo_facts(w.path), Config())
+        meter.phase("reading local-only work", len(inv.worktrees), unit="worktrees")
+        inventory_lost_work(inv)
+    by_phase: dict[str, list[tuple[int, int | None, str]]] = {}
+    for phase, done, total, unit in sink.seen:
+        by_phase.setdefault(phase, []).append((done, total, unit))
+    # four tips to prove; their five commits streamed, counted as they come
+    assert by_phase["proving: changed paths"] == [
+        (0, 4, "tips"), (0, 5, "commits"), (1, 5, "commits"), (2, 5, "commits"),
+        (3, 5, "commits"), (4, 5, "commits"), (5, 5, "commits"), (5, 5, "commits")]
+    assert by_phase["building records"] == [
+        (0, 6, "branches"), (1, 6, "branches"), (2, 6, "branches"), (3, 6, "branches"),
+        (4, 6, "branches"), (5, 6, "branches"), (6, 6, "branches"), (6, 6, "branches")]
+    assert by_phase["reading local-only work"] == [
+        (0, 3, "worktrees"), (1, 3, "worktrees"), (2, 3, "worktrees"), (3, 3, "worktrees")]

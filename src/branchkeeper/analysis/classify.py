@@ -23,6 +23,7 @@ from branchkeeper.analysis.reflog_dates import had_work
 from branchkeeper.git.repo import branch_worktrees
 from branchkeeper.git.run import run_git
 from branchkeeper.git.types import Oid
+from branchkeeper.model import progress
 from branchkeeper.model.records import (
     BranchRecord,
     BranchState,
@@ -110,6 +111,7 @@ def build_records(ev: Evidence) -> list[BranchRecord]:
                 names_at.setdefault(ref.oid, []).append(n)
     stage_of = stager(ev.config)
     records: list[BranchRecord] = []
+    meter = progress.current()
     for n in ev.names:
         local = ev.table.local.get(n)
         rem = ev.table.remote.get(n)
@@ -145,6 +147,7 @@ def build_records(ev: Evidence) -> list[BranchRecord]:
             rec, verdict=tip_verdict, remote_verdict=remote_verdict,
             remote=ev.config.branches.remote, default_name=ev.default.name))
         records.append(rec)
+        meter.advance()
     return records
 
 

@@ -266,15 +266,18 @@ class DiffFacts:
                 todo.append(c)
             else:
                 known[c] = value
-        progress.current().count("commit facts", len(known))
+        meter = progress.current()  # captured: the streams run in worker threads
+        meter.count("commit facts", len(known))
         if not todo:
             return known, {}
+        meter.work(len(todo), unit="commits")
 
         def one(part: Sequence[Oid]) -> Attempt[Oid, int]:
             found: dict[str, int] = {}
 
             def take(record: RawRecord) -> None:
                 found[record[0]] = path_set_hash(record[2])
+                meter.advance()  # the count moves as the stream answers
 
             settled, error = _raw_attempt(self.root, part, part, take)
             return Attempt({c: found.get(c, 0) for c in part[:settled]}, settled, error)

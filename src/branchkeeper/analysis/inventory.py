@@ -158,6 +158,7 @@ def build_inventory(
                              partial=remotes.partial_clone),
         behind_of=_behind_default(facts.root, proved.history, verdicts, default,
                                   default_bases, cache, shallow=facts.shallow))
+    meter.complete()
     meter.phase("building records", len(names))
     refusals = refusal_context(
         ((i.ref, i.upstream, i.symref) for i in table.by_ref.values()), config,
@@ -165,7 +166,7 @@ def build_inventory(
         current=current_branch(facts, worktrees))
     records = with_refusals(build_records(evidence), refusals,
                             here=facts.toplevel.resolve() if facts.toplevel else None)
-    meter.advance(len(records))
+    meter.complete()
     meter.phase("saving the cache", unit="files")
     cache.save()
     commits.save()
@@ -298,6 +299,7 @@ def _prove(facts: RepoFacts, table: RefTable, names: list[str],
         first = str(exc).splitlines()[0]
         return ProofResult({t: TipVerdict(unknown=f"git error: {first}") for t in judged},
                            notes=[f"git error during classification: {exc}"]), None
+    progress.current().complete()
     version = facts.version
     proved = prove_tips(
         root, sorted(judged), subgraph=subgraph, default_bases=default_bases,

@@ -104,7 +104,7 @@ def prove_tips(
     meter = progress.current()
     meter.phase("proving: ancestry", len(tips), unit="tips")
     pending = _ancestors(run, tips, merged_into_remote_default, shallow=shallow)
-    meter.advance(len(tips))
+    meter.complete()
     result = ProofResult(run.verdicts)
     if not pending:
         return result
@@ -222,7 +222,7 @@ def _tier(run: ProofRun, tips: Sequence[Oid], name: str,
     total = len(run.unproven(list(tips)))
     meter.phase(name, total, unit="tips")
     step(run, tips)
-    meter.advance(total)
+    meter.complete()  # tops up what the step counted as it went (or all of it at once)
 
 
 def _ancestors(run: ProofRun, tips: Sequence[Oid], merged_into_remote_default: set[Oid], *,

@@ -50,6 +50,7 @@ from branchkeeper.analysis.worktree_status import (
 from branchkeeper.git.repo import RepoFacts, Worktree, list_worktrees
 from branchkeeper.git.run import GitError
 from branchkeeper.git.types import Oid
+from branchkeeper.model import progress
 from branchkeeper.model.records import BranchRecord
 from branchkeeper.state import holds as hold_store
 
@@ -321,11 +322,14 @@ def classify_worktrees(ctx: WorktreeContext, *, asker: PrAsker | None = None,
     if asker is not None and isinstance(asker.provider, NoProvider):
         asker.available()
     chosen = ctx.worktrees if only is None else list(only)
+    meter = progress.current()  # captured: the reads run in worker threads
 
     def one(wt: Worktree) -> ReapInputs:
         inspect = deadline is None or time.monotonic() < deadline
-        return gather(ctx, wt, head_time=ctx.head_times.get(wt.head) if wt.head else None,
-                      inspect=inspect)
+        inputs = gather(ctx, wt, head_time=ctx.head_times.get(wt.head) if wt.head else None,
+                        inspect=inspect)
+        meter.advance()  # one more worktree read
+        return inputs
 
     with ThreadPoolExecutor(max_workers=WORKERS) as pool:
         gathered = list(pool.map(one, chosen))

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import contextlib
 import contextvars
+import threading
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -56,6 +57,8 @@ class Meter:
     unit: str = "branches"
     _started: float | None = None
     _git_at: int = 0
+    #: ``advance`` comes from worker threads too (the worktree reads, the commit streams)
+    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
 
     def phase(self, name: str, total: int | None = None, *, unit: str = "branches") -> None:
         """Close the current phase and open ``name`` with ``total`` items (None: unknown)."""
@@ -67,10 +70,29 @@ class Meter:
         self._tell()
 
     def advance(self, n: int = 1) -> None:
-        """``n`` more items of the current phase are done."""
-        if self.phases:
-            self.phases[-1].done += n
-            self._tell()
+        """``n`` more items of the current phase are done: the counting callback the work
+        calls as each item finishes (thread-safe), so the count moves while the phase runs."""
+        with self._lock:
+            if self.phases:
+                self.phases[-1].done += n
+                self._tell()
+
+    def work(self, total: int, *, unit: str) -> None:
+        """The current phase's work is counted in ``total`` items of ``unit`` from here on
+        (``done`` back to 0): a phase judged per tip whose real work streams per commit
+        counts the commits as they come."""
+        with self._lock:
+            if self.phases:
+                self.phases[-1].done, self.phases[-1].total = 0, total
+                self.unit = unit
+                self._tell()
+
+    def complete(self) -> None:
+        """The current phase's work is all done (``done`` = its total, when one is known)."""
+        with self._lock:
+            if self.phases and self.phases[-1].total is not None:
+                self.phases[-1].done = self.phases[-1].total
+                self._tell()
 
     def count(self, key: str, n: int = 1) -> None:
         """Add ``n`` to the counter ``key`` (``cache hits``...); shown by ``--stats``."""
@@ -103,6 +125,12 @@ class _Unwatched(Meter):
         return None
 
     def advance(self, n: int = 1) -> None:
+        return None
+
+    def work(self, total: int, *, unit: str) -> None:
+        return None
+
+    def complete(self) -> None:
         return None
 
     def count(self, key: str, n: int = 1) -> None:

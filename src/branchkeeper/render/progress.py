@@ -25,6 +25,8 @@ if TYPE_CHECKING:
 
 #: Seconds a pass runs before its bar appears.
 DELAY_S = 1.0
+#: Least seconds between two redraws within a phase (the counts move per item).
+REDRAW_S = 0.05
 #: The environment variable that overrides :data:`DELAY_S` (seconds, >= 0).
 DELAY_ENV = "BRANCHKEEPER_PROGRESS_DELAY_S"
 
@@ -49,6 +51,7 @@ class DelayedBar:
         self._lock = threading.Lock()
         self._state: tuple[str, int, int | None, str] | None = None
         self._phase_at = time.monotonic()
+        self._drawn_at = 0.0
         self._progress: Progress | None = None
         self._task: TaskID | None = None
         self._closed = False
@@ -60,12 +63,18 @@ class DelayedBar:
 
     def update(self, phase: str, done: int, total: int | None, unit: str) -> None:
         with self._lock:
-            if self._state is None or self._state[0] != phase:
-                self._phase_at = time.monotonic()
+            now = time.monotonic()
+            moved = self._state is None or self._state[0] != phase
+            if moved:
+                self._phase_at = now
             self._state = (phase, done, total, unit)
             if self._progress is None and self.delay == 0 and not self._closed:
                 self._start_locked()
-            self._draw_locked()
+            # counts come per item (thousands a second): redraw at most every REDRAW_S,
+            # and always on a new phase or the last item
+            if moved or done == total or self.delay == 0 or now - self._drawn_at >= REDRAW_S:
+                self._drawn_at = now
+                self._draw_locked()
             if self.delay == 0 and self._progress is not None:
                 self._progress.refresh()
 
