@@ -372,8 +372,9 @@ def test_not_discards(cmd: str) -> None:
 
 
 @pytest.mark.parametrize(("cmd", "risky"), [
-    ("( " * 300 + "git branch -D x" + " )" * 300, True), ('echo "git branch -D x" | sh', True),
-    ("echo 'rm -rf /' | bash", True), ("curl https://get.git.io | sh", False),
+    ("( " * 300 + "git branch -D x" + " )" * 300, True), ('cat cmds | sh', False),
+    ('git show HEAD:cmds | sh', True), ("curl https://get.git.io | sh", False),
+    ('echo "git branch -D x" | sh', False), ("echo 'rm -rf /' | bash", False),
     ("python -c 'print(1)", False), ("git switch -c x 'oops", False),
     ("git status 'oops; git branch -D x", True), ("echo ok | sh", False),
 ])

@@ -75,6 +75,10 @@ BRANCH_FORCE = [
     "git update-ref --stdin <<EOF\ndelete refs/heads/lonely\nEOF", "git branch -D merged-feat lonely",
     "git fetch && git branch -D lonely", "git branch -D lonely | cat", "git branch -D lonely 2>/dev/null",
     "f() { \"$@\"; }; f git branch -D lonely", "bash -c '\"$@\"' _ git branch -D lonely",
+    # the text a literal echo/printf writes down a pipe is read (issue 17)
+    'echo "git branch -D lonely" | sh', "printf '%s\\n' 'git branch -D lonely' | bash -s",
+    "echo lonely | xargs --replace git branch -D {}", "echo lonely | xargs git branch -D",
+    "echo 'branch -D lonely' | xargs git",
 ]
 WT_FORCE = [
     "git worktree remove --force ../wt/dirty", "git worktree remove -f ../wt/dirty",
@@ -143,9 +147,9 @@ DEEP_PARENS = "( " * 300 + "git branch -D feat/unpushed" + " )" * 300
 DEEP_BRACES = "{ " * 600 + "git branch -D feat/unpushed" + "; }" * 600
 UNREAD = [
     DEEP_PARENS, DEEP_BRACES, "cat <<EOF | bash\ngit branch -D feat/unpushed\nEOF",
-    'echo "git branch -D feat/unpushed" | sh', "printf 'git branch -D x' | bash -s",
+    'echo "git branch -D feat/unpushed" | cat | sh', "printf 'git branch -D x' | sed p | bash -s",
     'eval "$CMD" git', "/usr/bin/git branch -D feat/unpushed | sh",
-    "echo 'rm -rf ../wt/dirty' | sh",
+    "echo 'rm -rf ../wt/dirty' | sh < /dev/stdin",
     "git branch -D feat/unpushed 'oops",
 ]
 UNREAD_OK = [
@@ -314,7 +318,7 @@ CASES += [("kinds-clean", c, "ask", "R-BRANCHKEEPER-TAMPER") for c in ("find . -
 # patterns, rm fed from outside the repository, more wrappers, aliases from the environment.
 ROUND2_UNP = ["{git,} branch -D lonely", "git branch {-D,lonely}", "rm {-rf,../wt/dirty}",
               "${x}t -C . branch -D lonely", "${x}m ../wt/dirty -rf",
-              "echo lonely | xargs --replace git branch -D {}",
+              "cat names | xargs --replace git branch -D {}",
               "GIT_CONFIG_COUNT=1 GIT_CONFIG_KEY_0=alias.x GIT_CONFIG_VALUE_0='branch -D' git x lonely"]
 ROUND2_WT = ["rm --rec -f ../wt/dirty", "ionice -c3 rm -rf ../wt/dirty", "setsid rm -rf ../wt/dirty",
              "taskset 0x1 rm -rf ../wt/dirty", "flock /tmp/l -c 'rm -rf ../wt/dirty'",
@@ -603,7 +607,7 @@ def test_text_rm_worktree(world: Path) -> None:
 
 def test_text_unread(world: Path) -> None:
     for cmd, why in [(DEEP_PARENS, "commands nested too deeply"),
-                     ('echo "git branch -D feat/unpushed" | sh', "a shell reads its commands from a pipe")]:
+                     ('echo "git branch -D feat/unpushed" | cat | sh', "a shell reads its commands from a pipe")]:
         d = decide_command(cmd, cwd=str(world / "under"))
         assert d.text == (
             f"[R-GIT-UNPARSED-DESTRUCTIVE] The guard could not read the whole command ({why}), and "

@@ -62,7 +62,7 @@ KINDS: list[tuple[str, tuple[str, str], tuple[str, str]]] = [
     ("git checkout HEAD --pathspec-from-file paths.txt", (D, DISC), A),
     # commands run through another program
     ("parallel rm ::: file.txt", (D, RMW), A), ("parallel 'rm -rf {}' ::: src", (D, RMW), A),
-    ("echo src | parallel rm -rf", (D, UNP), A), ("parallel git tag -d ::: v1", (D, TAG), A),
+    ("echo src | parallel rm -rf", (D, RMW), A), ("parallel git tag -d ::: v1", (D, TAG), A),
     ("awk 'BEGIN { system(\"rm -rf src\") }'", (D, RMW), A), ("perl -e 'system(\"rm -rf src\")'", (D, RMW), A),
     ("python3 -c 'import shutil; shutil.rmtree(\"src\")'", (D, RMW), A),
     ("node -e 'require(\"child_process\").execSync(\"git reset --hard\")'", (D, DISC), A),
@@ -77,7 +77,7 @@ KINDS: list[tuple[str, tuple[str, str], tuple[str, str]]] = [
     # primaries from an expansion or from xargs, git's subcommand from xargs, a shell rc file,
     # a glob with more matches than can be judged one by one
     ("git >/dev/null reset --hard", (D, DISC), A), ("find . -del$(printf ete)", (D, RMW), ASKED),
-    ("printf '%s\\n' -delete | xargs find .", (D, RMW), ASKED), ("printf 'reset --hard' | xargs git", (D, UNP), (D, UNP)),
+    ("printf '%s\\n' -delete | xargs find .", (D, RMW), ASKED), ("printf 'reset --hard' | xargs git", (D, DISC), A),
     ("echo 'git reset --hard' > /tmp/rc; bash --rcfile /tmp/rc -i s.sh", (D, UNP), (D, UNP)),
     ("find {W}/kinds -depth -delete", (D, RMW), ASKED), ("rm -rf /*/*", (D, UNP), (D, UNP)),
     ("f0() { rm -rf src; }; " + "".join(f"f{i}() {{ {'; '.join([f'f{i - 1}'] * 6)}; }}; " for i in range(1, 9)) + "f8",

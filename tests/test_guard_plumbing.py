@@ -35,7 +35,8 @@ PLUMBING: list[tuple[str, tuple[str, str], tuple[str, str]]] = [
     ("git checkout-index -f -a --prefix=../export/", A, A), ("git checkout-index -f --temp file.txt", A, A),
     # paths from xargs: the guard cannot know them, the whole worktree counts
     ("echo file.txt | xargs git restore", (D, DISC), A), ("git ls-files -m | xargs git checkout --", (D, DISC), A),
-    ("git diff --name-only | xargs git checkout", (D, DISC), A), ("echo README.md | xargs git restore", (D, DISC), A),
+    ("git diff --name-only | xargs git checkout", (D, DISC), A), ("cat list | xargs git restore", (D, DISC), A),
+    ("echo README.md | xargs git restore", A, A),
     ("echo file.txt | xargs git restore --staged", A, A),
 ]
 

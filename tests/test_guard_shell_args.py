@@ -46,7 +46,7 @@ CASES: list[tuple[str, tuple[str, str], tuple[str, str]]] = [
     # splitting), arguments xargs appends, a glob in the value
     ("bash -c 'IFS=,; $*' _ 'rm,-rf,src'", (D, UNP), (D, UNP)), ("X=src; bash -c 'rm -rf $X'", (D, UNP), A),
     ("export X=src; bash -c 'rm -rf $X'", (D, RMW), A), ("zsh -c 'rm -rf $1' _ 'src notes.txt'", (D, UNP), A),
-    ("echo src | xargs bash -c 'rm -rf \"$@\"' _", (D, UNP), A), ("W='rm -rf s*'; $W", (D, UNP), (D, UNP)),
+    ("echo src | xargs bash -c 'rm -rf \"$@\"' _", (D, RMW), A), ("cat list | xargs bash -c 'rm -rf \"$@\"' _", (D, UNP), A), ("W='rm -rf s*'; $W", (D, UNP), (D, UNP)),
     # the commands of a `bash -c` script read the pipe the shell reads
     ("echo 'rm -rf src' | bash -c 'sh'", (D, UNP), (D, UNP)),
 ]

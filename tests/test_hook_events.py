@@ -377,4 +377,6 @@ def test_parsed_command_imports_the_code_reader_only_for_an_interpreter() -> Non
     with_parallel = _hook_modules("parallel echo ::: a && git status")
     assert with_find[2] - plain[2] == {"branchkeeper.shell.find"}
     assert with_parallel[2] - plain[2] == {"branchkeeper.shell.parallel",
-                                           "branchkeeper.shell.quoting"}
+                                           "branchkeeper.shell.quoting",
+                                           "branchkeeper.shell.pipetext"}
+    assert "branchkeeper.shell.pipetext" not in with_find[2]

@@ -147,7 +147,9 @@ def _expand(targets: Sequence[RmTarget], inv: Invocation, feeder: Invocation | N
             if scope is not None and all(s.startswith("/") for s in scope.starts):
                 out.append((scope, t.recursive))
             elif feeder.name in ("echo", "printf") and not any(feeder.dynamic_args) and \
-                    inv.cwd is not None:
+                    inv.cwd is not None and not any(c in a for a in feeder.argv[1:]
+                                                    for c in "'\"\\"):
+                # (xargs reads quotes and backslashes in its input: such words are unknown)
                 words = [w for a in feeder.argv[1:] for w in a.split() if w != "-n"]
                 out += [RmTarget(posixpath.normpath(posixpath.join(inv.cwd, w)),
                                  t.recursive, False) for w in words if "%" not in w]

@@ -11,6 +11,7 @@ import itertools
 import posixpath
 import re
 
+from branchkeeper.shell.pipetext import input_lines
 from branchkeeper.shell.quoting import shell_quote
 from branchkeeper.shell.scope import Inv, Special
 
@@ -26,6 +27,11 @@ _PARALLEL_VALUE = frozenset({
     "-S", "--sshlogin", "--slf", "--sshloginfile", "--ssh", "--workdir", "--wd", "--filter",
     "--resume-failed", "--tmux", "--sqlmaster", "--sqlandworker", "--sqlworker", "--shellquote",
     "--compress-program", "--decompress-program", "--seqreplace", "--jobslot", "--ctag", "--ctagstring"})
+#: Options that change how parallel reads its input into arguments (or take it from a file).
+_PARALLEL_INPUT_OPTS = frozenset({
+    "-0", "--null", "-d", "--delimiter", "-C", "--colsep", "--header", "-a", "--arg-file", "-N",
+    "-n", "--max-args", "--max-replace-args", "-L", "--max-lines", "-l", "-X", "-m", "--xargs",
+    "-E", "--eof", "--pipe", "--pipepart", "--trim", "--csv", "--sep"})
 _PARALLEL_SEPARATORS = frozenset({":::", "::::", ":::+", "::::+"})
 _PARALLEL_MAX_JOBS = 32
 _PARALLEL_RPL = re.compile(r"\{(\d*)(\.|/|//|/\.|#|%)?\}")
@@ -37,12 +43,16 @@ def parallel_scripts(inv: Inv, special: Special) -> None:
     each read as a shell command (parallel hands them to a shell): the words of CMD joined by
     spaces (each quoted with ``-q``), every replacement string (``{}``, ``{.}``, ``{/}``,
     ``{1}``..., or ``-I``'s) replaced by the quoted argument, which is appended when CMD has
-    none. Arguments from stdin or a file are unknown; no CMD runs each argument as a command;
-    perl code (``{= =}``, ``--rpl``) cannot be read; ``--dry-run`` runs nothing."""
+    none. Arguments from stdin are its lines when a literal echo/printf feeds the pipe and no
+    option changes how input is read; from stdin otherwise, or a file, they are unknown; no
+    CMD runs each argument as a command; perl code (``{= =}``, ``--rpl``) cannot be read;
+    ``--dry-run`` runs nothing."""
     words = [w.value for w in inv.words]
     i, replace, quote, workdir, pipe = 1, "{}", False, None, False
+    seen: set[str] = set()
     while i < len(words) and words[i].startswith("-") and words[i] not in _PARALLEL_SEPARATORS:
         opt, eq, value = words[i].partition("=")
+        seen.add(opt if opt.startswith("--") else opt[:2])
         if opt in ("--dry-run", "--dryrun"):
             return
         if opt in _PARALLEL_VALUE or (len(opt) > 2 and opt[:2] in _PARALLEL_VALUE
@@ -75,7 +85,8 @@ def parallel_scripts(inv: Inv, special: Special) -> None:
         values = words[k + 1:end]
         groups.append(values if words[k] in (":::", ":::+") else [_INPUT])
     if not groups:
-        groups = [[] if pipe else [_INPUT]]
+        piped = None if pipe or seen & _PARALLEL_INPUT_OPTS else inv.piped_text()
+        groups = [[] if pipe else [_INPUT] if piped is None else input_lines(piped)]
     if not template and any(v == _INPUT for g in groups for v in g):
         special.reason = "parallel runs commands it reads from its input"
         return

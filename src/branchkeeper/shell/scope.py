@@ -136,12 +136,14 @@ class Inv:
     identity."""
 
     __slots__ = ("cwd", "downstream", "env", "env_dynamic", "forced_dynamic", "found_by",
-                 "in_pipeline", "reads_pipe", "redirects", "source", "words", "wrappers")
+                 "in_pipeline", "reads_pipe", "redirects", "source", "stdin_text", "words",
+                 "wrappers")
 
     def __init__(self, words: list[Word], cwd: str | None, env: dict[str, str],
                  env_dynamic: set[str], forced_dynamic: bool, redirects: list[Redirect],
                  in_pipeline: bool, source: str, reads_pipe: bool = False,
-                 wrappers: list[str] | None = None, downstream: list[Inv] | None = None) -> None:
+                 wrappers: list[str] | None = None, downstream: list[Inv] | None = None,
+                 stdin_text: str | None = None) -> None:
         self.words = words
         self.cwd = cwd
         self.env = env
@@ -154,6 +156,15 @@ class Inv:
         self.wrappers: list[str] = [] if wrappers is None else wrappers
         self.downstream: list[Inv] = [] if downstream is None else downstream
         self.found_by: FindScope | None = None
+        #: what the pipe it reads carries, when a literal echo/printf writes it (else None)
+        self.stdin_text = stdin_text
+
+    def piped_text(self) -> str | None:
+        """The text this command reads on stdin from the pipe, when known: a literal ``echo``
+        or ``printf`` writes it and no ``<`` redirect replaces it."""
+        if not self.reads_pipe or any(r.op in ("<", "<&", "<>") for r in self.redirects):
+            return None
+        return self.stdin_text
 
 
 #: A script a command runs: (text, dynamic, runs in the current shell, positional parameters).

@@ -41,14 +41,16 @@ _HEREDOC_PARTS = frozenset({"heredoc_start", "heredoc_body", "heredoc_end", "<<"
 class Inherit:
     """What an enclosing construct passes to the commands inside it."""
 
-    __slots__ = ("dynamic", "in_pipeline", "reads_pipe", "redirects")
+    __slots__ = ("dynamic", "in_pipeline", "reads_pipe", "redirects", "stdin_text")
 
     def __init__(self, redirects: tuple[Redirect, ...] = (), in_pipeline: bool = False,
-                 dynamic: bool = False, reads_pipe: bool = False) -> None:
+                 dynamic: bool = False, reads_pipe: bool = False,
+                 stdin_text: str | None = None) -> None:
         self.redirects = redirects
         self.in_pipeline = in_pipeline
         self.dynamic = dynamic
         self.reads_pipe = reads_pipe
+        self.stdin_text = stdin_text
 
 
 class Ctx:
@@ -189,16 +191,34 @@ def run_entries(entries: list[Entry], scope: Scope, ctx: Ctx, inh: Inherit) -> l
         if len(items) == 1 and term != "&":
             stdout = run_item(items[0][0], items[0][1], scope, ctx, inh)
             continue
-        results = [
-            run_item(n, x, scope.copy(), ctx, Inherit(inh.redirects, True, inh.dynamic, i > 0),
-                     members=True)
-            for i, (n, x) in enumerate(items)
-        ]
+        results = []
+        text: str | None = None  # what the previous element writes, when known
+        for i, (n, x) in enumerate(items):
+            sub = Inherit(inh.redirects, True, inh.dynamic, i > 0,
+                          text if n.type == "command" else None)
+            results.append(run_item(n, x, scope.copy(), ctx, sub, members=True))
+            text = _pipe_text(n, x, results[-1][1])
         for (outs, _), (_, nxt) in itertools.pairwise(results):
             for inv in outs:
                 inv.downstream.extend(nxt)
         stdout = results[-1][0]
     return stdout
+
+
+def _pipe_text(node: Any, extra: list[Any], members: list[Inv]) -> str | None:
+    """What a pipeline element writes down the pipe when it is one plain ``echo``/``printf``
+    of literal words without redirects (shell/pipetext.py), else None."""
+    if node.type != "command" or extra or len(members) != 1 or any(
+            c.type in _REDIRECTS for c in node.children):
+        return None
+    inv = members[0]
+    if inv.wrappers or inv.forced_dynamic or not inv.words or any(w.dynamic for w in inv.words):
+        return None
+    if inv.words[0].value not in ("echo", "printf"):
+        return None
+    from branchkeeper.shell.pipetext import output_of  # only for such a pipe
+
+    return output_of(tuple(w.value for w in inv.words))
 
 
 def run_item(
@@ -387,7 +407,8 @@ def run_command(node: Any, extra: list[Any], scope: Scope, ctx: Ctx, inh: Inheri
     env = {**scope.env, **prefix_env}
     env_dyn = (scope.env_dynamic - set(prefix_env)) | prefix_dyn
     inv = Inv(words, scope.cwd, env, env_dyn, inh.dynamic, redirects, inh.in_pipeline,
-              ctx.src[node.start_byte : end].decode("utf-8", "replace"), inh.reads_pipe)  # fmt: skip
+              ctx.src[node.start_byte : end].decode("utf-8", "replace"), inh.reads_pipe,
+              stdin_text=inh.stdin_text)  # fmt: skip
     return _follow(inv, scope, ctx, inh)
 
 

@@ -121,7 +121,11 @@ def strip_wrappers(inv: Inv, scope: Scope) -> str | None:
                 words = [*words[:i], Word("sh", False), Word("-c", False), *words[i + 1:]]
         else:
             i = _skip_options(words, 1, name)
-        if name == "xargs":
+        known = _xargs_known(inv, words[1:i], words[i:]) if name == "xargs" else None
+        if known is not None:  # input a literal echo/printf gives it: the command it runs
+            words = [*words[:i], *known]
+            inv.reads_pipe = False  # xargs consumed the pipe
+        elif name == "xargs":
             inv.forced_dynamic = True  # arguments arrive on stdin
             if i >= len(words):
                 words = [*words, Word("echo", False)]
@@ -136,6 +140,57 @@ def strip_wrappers(inv: Inv, scope: Scope) -> str | None:
         inv.wrappers.extend(w.value for w in words[:i])
         inv.words = words[i:]
     return None
+
+
+#: xargs options that change neither which command runs nor its arguments.
+_XARGS_PLAIN = frozenset({"-r", "--no-run-if-empty", "-t", "--verbose", "-x", "--exit"})
+
+
+def _xargs_known(inv: Inv, options: list[Word], command: list[Word]) -> list[Word] | None:
+    """The one command line ``xargs OPTIONS COMMAND`` runs when a literal echo/printf feeds it
+    (:meth:`Inv.piped_text`): COMMAND (``echo`` when none) with the input words appended, or
+    with ``-I``'s string replaced by the one input line; None when the input is unknown, it
+    makes more than one command line (several ``-I`` lines, more words than ``-n``), or an
+    option changes how the input is read (``-0``, ``-d``, ``-a``, ``-E``, ``-L``, ``-s``...)."""
+    text = inv.piped_text()
+    if text is None:
+        return None
+    token, most = None, None
+    k = 0
+    while k < len(options):
+        w = options[k]
+        v, nxt = w.value, options[k + 1] if k + 1 < len(options) else None
+        if w.dynamic:
+            return None
+        if v in _XARGS_PLAIN:
+            pass
+        elif v in ("-I", "-n", "--max-args", "-P", "--max-procs") and nxt is not None:
+            if v == "-I":
+                token = nxt.value
+            elif v in ("-n", "--max-args"):
+                most = int(nxt.value) if nxt.value.isdigit() else -1
+            k += 1
+        elif v.startswith("-I") and len(v) > 2:
+            token = v[2:]
+        elif v in ("-i", "--replace"):
+            token = "{}"
+        elif v.startswith(("-n", "--max-args=")) and v.split("=", 1)[-1].removeprefix("-n").isdigit():
+            most = int(v.split("=", 1)[-1].removeprefix("-n"))
+        elif not ((v.startswith("-P") and v[2:].isdigit()) or
+                  (v.startswith("--max-procs=") and v[12:].isdigit())):
+            return None
+        k += 1
+    run = command or [Word("echo", False)]
+    from branchkeeper.shell.pipetext import xargs_items
+
+    items = xargs_items(text, lines=token is not None)
+    if items is None or (most is not None and not 0 < len(items) <= most):
+        return None
+    if token is not None:
+        if not token or len(items) != 1:
+            return None
+        return [Word(w.value.replace(token, items[0]), w.dynamic) for w in run]
+    return [*run, *(Word(item, False) for item in items)]
 
 
 def _xargs_replace(options: list[Word]) -> str | None:
@@ -265,6 +320,8 @@ def shell_scripts(inv: Inv, special: Special) -> None:
         body = feeds[-1]
         special.scripts.append((body.body or "", body.dynamic or inv.forced_dynamic, False,
                                 args))
+    elif (piped := inv.piped_text()) is not None:
+        special.scripts.append((piped, inv.forced_dynamic, False, args))
     elif inv.reads_pipe:
         special.reason = "a shell reads its commands from a pipe"
     elif any(r.op == "<" for r in inv.redirects):
@@ -334,6 +391,8 @@ def interpreter_scripts(inv: Inv, special: Special, lang: str) -> None:
         feeds = [r for r in inv.redirects if r.op in _STDIN_OPS]
         if feeds:
             code, dynamic = feeds[-1].body or "", feeds[-1].dynamic
+        elif (piped := inv.piped_text()) is not None:
+            code = piped
         elif inv.reads_pipe:
             special.reason = f"{_name(words[0])} reads its code from a pipe"
             return
