@@ -39,6 +39,11 @@ CASES: list[tuple[str, tuple[str, str], tuple[str, str]]] = [
     ("W='rm -rf src'; $W", (D, RMW), A), ("W='rm -rf src'; env $W", (D, RMW), A),
     ("W='reset --hard'; git $W", (D, DISC), A), ("W='rm -rf build'; $W", A, A),
     ("E=''; $E rm -rf src", (D, RMW), A),
+    # env -S splits its string into words, options and assignments included (GNU env)
+    ("env -S 'rm -rf src'", (D, RMW), A), ("env -S 'rm' -rf src", (D, RMW), A),
+    ("env -S 'git -C .' reset --hard", (D, DISC), A), ("env -S 'FOO=bar rm' -rf build", A, A),
+    ("env --split-string='-i rm -rf src'", (D, RMW), A), ("env -S 'rm -rf \"src\"'", (D, UNP), (D, UNP)),
+    ("env FOO=1 git commit -S -m x", A, A),
     # a shell function's positional parameters are its call's words
     ("f() { rm -rf \"$1\"; }; f src", (D, RMW), A), ("f() { rm -rf \"$1\"; }; f build", A, A),
     ("f() { git reset \"$@\"; }; f --hard", (D, DISC), A), ("f() { rm -rf \"$1\"; }; f build; f src", (D, RMW), A),
@@ -94,3 +99,4 @@ def test_words_as_bash_makes_them() -> None:
         ("sh", "-c", "rm $1 $*", "_", "a  b", "c"), ("rm", "a", "b", "a", "b", "c")]
     assert argv("f() { echo \"$1\" $2; }; f 'x y' '' z") == [("f", "x y", "", "z"), ("echo", "x y")]
     assert argv("bash -c 'echo \"$3\"' _ a") == [("bash", "-c", 'echo "$3"', "_", "a"), ("echo", "")]
+    assert argv("env -S 'FOO=bar git -C /x' reset --hard") == [("git", "-C", "/x", "reset", "--hard")]

@@ -89,11 +89,16 @@ def strip_wrappers(inv: Inv, scope: Scope) -> str | None:
         if name == "command" and any(w.value in ("-v", "-V") for w in words[1:2]):
             return None  # `command -v git` only looks git up
         if name == "env":
-            if any(w.value.startswith(("-S", "--split-string")) for w in words[1:]):
-                return "env -S splits a string the guard does not read"
             i = 1
             while i < len(words):
                 w = words[i].value
+                split = _env_split(words, i)
+                if split is not None:  # -S STRING: its words take its place, options too
+                    parts, used = split
+                    if parts is None:
+                        return "env -S splits a string the guard does not read"
+                    words = [*words[:i], *(Word(p, False) for p in parts), *words[i + used:]]
+                    continue
                 if w in ("-C", "--chdir") and i + 1 < len(words):
                     target = words[i + 1]
                     inv.cwd = None if target.dynamic else resolve(inv.cwd, target.value)
@@ -191,6 +196,35 @@ def _xargs_known(inv: Inv, options: list[Word], command: list[Word]) -> list[Wor
             return None
         return [Word(w.value.replace(token, items[0]), w.dynamic) for w in run]
     return [*run, *(Word(item, False) for item in items)]
+
+
+#: What GNU env -S reads specially in its string (quotes, escapes, ${VAR}, comments).
+_ENV_SPECIAL = frozenset("\\'\"$#")
+
+
+def _env_split(words: list[Word], i: int) -> tuple[list[str] | None, int] | None:
+    """``env -S STRING`` (``-SSTRING``, ``--split-string[=]STRING``) at ``words[i]``: (the
+    words STRING splits into at blanks, how many words the option took); the words are None
+    when the string comes from an expansion or holds what env reads specially (quotes,
+    backslashes, ``$``, ``#``), or ``-S`` is inside a cluster of short options. None when
+    ``words[i]`` is no ``-S``."""
+    w = words[i].value
+    nxt = words[i + 1] if i + 1 < len(words) else None
+    if w in ("-S", "--split-string"):
+        if nxt is None:
+            return None, 1
+        text, dynamic, used = nxt.value, nxt.dynamic, 2
+    elif w.startswith("--split-string="):
+        text, dynamic, used = w[len("--split-string="):], words[i].dynamic, 1
+    elif w.startswith("-S"):
+        text, dynamic, used = w[2:], words[i].dynamic, 1
+    elif w.startswith("-") and not w.startswith("--") and "S" in w:
+        return None, 1  # -iS...: a cluster
+    else:
+        return None
+    if dynamic or not _ENV_SPECIAL.isdisjoint(text):
+        return None, used
+    return text.split(), used
 
 
 def _xargs_replace(options: list[Word]) -> str | None:
