@@ -133,8 +133,8 @@ def test_refusals_are_in_the_record_and_every_command_does_what_it_says(
         "base2": (None, {
             "sweep_clean": act("refused", stack2, "stack"),
             "prune": act("refused", stack2, "stack"),
-            "delete": act("refused", f"{stack2}; deleting them together is allowed: "
-                                     "branchkeeper delete -- base2 top2", "stack"),
+            "delete": act("refused", f"{stack2}; the stack cannot be deleted together: "
+                                     "top2 has no proof", "stack"),
             "delete_remote": None}),
         "main": ({"kind": "default", "reason": "the default branch"}, {
             "sweep_clean": act("kept", "default"),
@@ -176,6 +176,10 @@ def test_refusals_are_in_the_record_and_every_command_does_what_it_says(
     code, doc = cli_json(capsys, w, "delete", "--dry-run", "base", "top")
     assert code == 0 and [(b["name"], b["action"]) for b in doc["branches"]] == [
         ("base", "delete"), ("top", "delete")]
+    # the unproven top keeps its base: the record never suggests a delete that would refuse
+    code, doc = cli_json(capsys, w, "delete", "--dry-run", "base2", "top2")
+    assert code == 5 and [(b["name"], b["action"]) for b in doc["branches"]] == [
+        ("base2", "refused"), ("top2", "SKIP_UNPROVEN")]
     # a worktree that holds work blocks its branch: only the command reads it
     (wt / "notes.txt").write_text("mine\n")
     code, doc = cli_json(capsys, w, "sweep", "--clean", "--dry-run")

@@ -67,7 +67,7 @@ def _pass_ended(w: GitRepo, runs: int = 1) -> str:
 
 
 DONE = ("3 branch(es) are merged but not deleted (done, squashed, ...); delete them with: "
-        "branchkeeper sweep --clean")
+        "branchkeeper sweep --clean (its --dry-run says which it deletes and what keeps the rest)")
 
 
 def test_first_session_start_reports_not_yet_classified_then_the_pass_result(
@@ -81,7 +81,7 @@ def test_first_session_start_reports_not_yet_classified_then_the_pass_result(
     assert log.rstrip().endswith(": exit 0"), log
     assert _session_start(w) == (
         "2 branch(es) are merged but not deleted (done, squashed); delete them with: "
-        "branchkeeper sweep --clean\n"
+        "branchkeeper sweep --clean (its --dry-run says which it deletes and what keeps the rest)\n"
         "branchkeeper: 4 branches: 1 live, 1 merged, 1 patch_equivalent.")
     assert not pass_running(w.path / ".git")
 
@@ -94,7 +94,7 @@ def test_a_partial_sweep_is_reported_for_what_it_knows(
     build_inventory(facts, load_config(facts.main_root).config, budget_checks=0)
     assert _session_start(w) == (
         "1 branch(es) are merged but not deleted (done); delete them with: branchkeeper sweep "
-        "--clean\n"
+        "--clean (its --dry-run says which it deletes and what keeps the rest)\n"
         "branchkeeper: 4 branches: 1 merged; 2 branches not yet classified (the pass continues "
         "in the background; the next session start reports more).")
     _pass_ended(w)
@@ -126,7 +126,7 @@ def test_inline_session_start_counts_what_the_budget_did_not_reach(
     w = _repo(remote_and_clone, "branches:\n  sweep:\n    budget_ms: 1\n")
     assert _session_start(w) == (
         "1 branch(es) are merged but not deleted (done); delete them with: branchkeeper sweep "
-        "--clean\n"
+        "--clean (its --dry-run says which it deletes and what keeps the rest)\n"
         "branchkeeper: 4 branches: 1 merged; 2 branches not yet classified (the time budget "
         "was spent; the next pass continues from the cache).")
     assert not (w.path / ".git" / "branchkeeper" / PASS_LOG).exists()

@@ -88,7 +88,7 @@ def test_a_current_sweep_gives_the_inventorys_text_without_one(work: GitRepo,
         "Dormant branches: finish and merge, park with a reason, or delete:\n"
         "  [advisory] pushed-idle (9 days idle; pushed, not merged)\n"
         "1 branch(es) are merged but not deleted (done); delete them with: branchkeeper sweep "
-        "--clean\n"
+        "--clean (its --dry-run says which it deletes and what keeps the rest)\n"
         "branchkeeper: 5 branches: 1 live, 2 dormant, 1 merged." + DUE)
     assert _start(work, trace) == cold
     assert _git_commands(trace) == WARM, repr(_git_commands(trace))
@@ -108,7 +108,7 @@ def test_ages_and_the_stages_they_decide_are_brought_forward(work: GitRepo,
         "  [block] pushed-idle (34 days idle; pushed, not merged)\n"
         "  [noisy] fresh (26 days idle; pushed, not merged)\n"
         "1 branch(es) are merged but not deleted (done); delete them with: branchkeeper sweep "
-        "--clean\n"
+        "--clean (its --dry-run says which it deletes and what keeps the rest)\n"
         "branchkeeper: 5 branches: 3 dormant, 1 merged." + DUE)
     assert warm == _cold(work, trace, now=later)
 

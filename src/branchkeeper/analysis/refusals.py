@@ -119,14 +119,34 @@ def _with_worktree(refusal: Refusal, path: str) -> Refusal:
                                  f"`branchkeeper worktree retire {wt}` first, then delete it")
 
 
-def _alone(name: str, ctx: RefusalContext) -> Refusal | None:
-    """``delete NAME`` of one name: the stack rule over that name alone, with the way out."""
+def _stack_from(name: str, ctx: RefusalContext) -> list[str]:
+    """``name`` and every local branch stacked on it (upstream after upstream), in the order
+    met."""
+    group = [name]
+    for branch in group:
+        group.extend(d for d in ctx.dependents.get(branch, ()) if d not in group)
+    return group
+
+
+def _alone(name: str, ctx: RefusalContext, proven: frozenset[str]) -> Refusal | None:
+    """``delete NAME`` of one name: the stack rule over that name alone, with the way out.
+    ``proven``: the branches whose ``delete`` has a proof. The way out names ``delete`` of the
+    whole stack only when that command would delete it (every branch proven, none refused);
+    otherwise it names the branch of the stack that keeps it."""
     stack = refuse_batch([name], ctx).get(name)
     if stack is None:
         return None
-    together = " ".join(shlex.quote(n) for n in (name, *ctx.dependents.get(name, ())))
-    return Refusal(RefusalKind.STACK, f"{stack.reason}; deleting them together is allowed: "
-                                      f"branchkeeper delete -- {together}")
+    group = _stack_from(name, ctx)
+    batch = refuse_batch(group, ctx)
+    keeps = next(((n, batch[n].reason) for n in group[1:] if n in batch and
+                  batch[n].kind is not RefusalKind.STACK), None) \
+        or next(((n, "has no proof") for n in group[1:] if n not in proven), None)
+    if keeps is None:
+        together = " ".join(shlex.quote(n) for n in group)
+        return Refusal(RefusalKind.STACK, f"{stack.reason}; deleting them together is allowed: "
+                                          f"branchkeeper delete -- {together}")
+    return Refusal(RefusalKind.STACK, f"{stack.reason}; the stack cannot be deleted together: "
+                                      f"{keeps[0]} {keeps[1]}")
 
 
 def with_refusals(records: list[BranchRecord], ctx: RefusalContext, *, here: Path | None
@@ -139,6 +159,7 @@ def with_refusals(records: list[BranchRecord], ctx: RefusalContext, *, here: Pat
     linked = removable_with_worktree(ctx, here)
     go = BranchAction.DELETE
     local = [r for r in records if r.local_tip is not None and r.actions is not None]
+    proven = frozenset(r.name for r in local if r.actions and r.actions.delete.action is go)
     prune_refused = refuse_batch([r.name for r in local if r.actions and
                                   r.actions.prune.action is go], ctx)
     clean_refused = refuse_batch([r.name for r in local if r.actions and
@@ -173,7 +194,7 @@ def with_refusals(records: list[BranchRecord], ctx: RefusalContext, *, here: Pat
         else:
             if prune.action is go and r.name in prune_refused:
                 prune = _refused(prune_refused[r.name], prune)
-            alone = _alone(r.name, ctx) if delete.action is go else None
+            alone = _alone(r.name, ctx, proven) if delete.action is go else None
             if alone is not None:
                 delete = _refused(alone, delete)
         if static is r.refusal and clean is acts.sweep_clean and prune is acts.prune \

@@ -108,7 +108,8 @@ def session_start_text(summary: SessionSummary, *, source: str) -> str:
         names = ", ".join(shell_quote(r.name) for r in merged[:5])
         more = f" and {len(merged) - 5} more" if len(merged) > 5 else ""
         lines.append(f"{len(merged)} branch(es) are merged but not deleted ({names}{more}); "
-                     "delete them with: branchkeeper sweep --clean")
+                     "delete them with: branchkeeper sweep --clean (its --dry-run says which "
+                     "it deletes and what keeps the rest)")
     if not lines and not summary.unclassified:
         return ""
     lines.append(_counts_line(summary))
