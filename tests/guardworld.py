@@ -233,4 +233,22 @@ def rel(w: Path, cmd: str) -> str:
     return cmd.replace("{W}", str(w))
 
 
-__all__ = ["BASE_CFG", "build", "os", "rel", "set_config", "world"]
+def assert_both_states(w: Path, command: str, at_risk: tuple[str, str],
+                       clean: tuple[str, str]) -> None:
+    """``command`` ({W} = the world) decided in the repository with work at risk and in the
+    clean one: (verdict, rule id) as given, the principle closing every deny, and the hook's fast
+    path never skipping what the guard would say something about."""
+    from branchkeeper.adapters.hooks.glue import needs_guard
+    from branchkeeper.policy.command import decide_command
+    from branchkeeper.policy.principle import BRANCH_LIMIT_PRINCIPLE
+
+    for repo, want in (("kinds", at_risk), ("kinds-clean", clean)):
+        text = rel(w, command)
+        d = decide_command(text, cwd=str(w / repo))
+        assert (d.verdict.value, d.rule_id) == want, (repo, d.text)
+        assert d.text.endswith(BRANCH_LIMIT_PRINCIPLE) == (d.verdict.value == "deny")
+        if d.verdict.value != "allow" or d.text:
+            assert needs_guard(text, cwd=str(w / repo)), "the hook's fast path would skip it"
+
+
+__all__ = ["BASE_CFG", "assert_both_states", "build", "os", "rel", "set_config", "world"]

@@ -12,11 +12,10 @@ from pathlib import Path
 
 import pytest
 
-from branchkeeper.adapters.hooks.glue import needs_guard
 from branchkeeper.policy.command import decide_command
 from branchkeeper.shell.parse import parse_command
 from branchkeeper.shell.pipetext import input_lines, output_of, xargs_items
-from tests.guardworld import rel, world  # noqa: F401 (fixture)
+from tests.guardworld import assert_both_states, rel, world  # noqa: F401 (fixture)
 
 A, D = ("allow", ""), "deny"
 RMW, DISC, UNP = "R-RM-WORK-AT-RISK", "R-GIT-DISCARD-CHANGES", "R-GIT-UNPARSED-DESTRUCTIVE"
@@ -59,12 +58,7 @@ def _env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
 
 @pytest.mark.parametrize(("command", "at_risk", "clean"), CASES, ids=[c[:60] for c, _, _ in CASES])
 def test_piped_text(world: Path, command: str, at_risk: tuple[str, str], clean: tuple[str, str]) -> None:
-    for repo, want in (("kinds", at_risk), ("kinds-clean", clean)):
-        text = rel(world, command)
-        d = decide_command(text, cwd=str(world / repo))
-        assert (d.verdict.value, d.rule_id) == want, (repo, d.text)
-        if d.verdict.value != "allow" or d.text:
-            assert needs_guard(text, cwd=str(world / repo)), "the hook's fast path would skip it"
+    assert_both_states(world, command, at_risk, clean)
 
 
 def test_text_of_a_piped_reset(world: Path) -> None:
