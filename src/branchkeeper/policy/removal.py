@@ -31,6 +31,7 @@ from branchkeeper.policy.unread import unparsed_decision
 from branchkeeper.shell.gitargv import Destruction
 from branchkeeper.shell.model import GitInvocation
 from branchkeeper.shell.quoting import git_cmd, shell_quote
+from branchkeeper.state.last_sweep import read_sweep
 
 if TYPE_CHECKING:
     from branchkeeper.git.repo import Worktree
@@ -69,6 +70,27 @@ def branch_delete_decision(lost: Sequence[tuple[str, str]], *, lost_commits: int
         + git_cmd("push", "-u", remote, short) + "). Then `branchkeeper delete -- "
         + shell_quote(short) + "` proves the work is preserved, writes a recovery bundle and "
         "can be undone. If the work is truly unwanted, ask a human to delete it.")
+
+
+def superseded_delete_decision(superseded: Sequence[tuple[str, str]], *, mode: str, how: str
+                               ) -> Decision:
+    """``branch -D`` of a branch the last sweep found ``superseded`` at its tip (issue 11,
+    section 1): another branch contains its commits, but that branch landed as a squash without
+    some of its lines, so the containment proof does not hold by content. Denied like a loss,
+    with the ways out the sweep names. ``superseded``: (branch, tip) pairs; other arguments as
+    :func:`branch_delete_decision`."""
+    if not superseded or mode == "off":
+        return ALLOW
+    names, short, plural = _lost_branches(superseded)
+    q = shell_quote(short)
+    return Decision(
+        Verdict.DENY, R_BRANCH_FORCE,
+        f"`{how}` would lose work: the last sweep found the branch{plural} below superseded: "
+        "their commits are inside a branch that landed as a squash, but changed lines of theirs "
+        "did not land (`branchkeeper sweep` lists them):\n" + "\n".join(listed(names)),
+        f"Keep the work: park it (branchkeeper park --reason '<why it waits>' -- {q}), or delete "
+        f"it deliberately with its bundle (branchkeeper delete --allow-unproven --reason "
+        f"'<why>' -- {q}); or ask a human.")
 
 
 def tag_delete_decision(lost: Sequence[tuple[str, str]], *, lost_commits: int, remote: str,
@@ -238,6 +260,22 @@ def destruction_decisions(plan: Plan, repos: GuardRepos, unparsed: str) -> list[
     return out
 
 
+def _superseded(facts: GuardFacts, contained: list[tuple[str, str]]) -> list[tuple[str, str]]:
+    """The (branch, tip) pairs of ``contained`` (full refs whose tips another ref contains)
+    that the last sweep found superseded at that tip: one read of the last-sweep file, only
+    when some branch is contained."""
+    heads = [(r[len("refs/heads/"):], t) for r, t in contained if r.startswith("refs/heads/")]
+    if not heads:
+        return []
+    sweep = read_sweep(facts.repo)
+    out = []
+    for name, tip in heads:
+        entry = sweep.entry(name, tip)
+        if entry is not None and entry.state == "superseded":
+            out.append((name, tip))
+    return out
+
+
 def _judge_destructions(facts: GuardFacts, items: list[tuple[Destruction, GitInvocation]],
                         every: list[Destruction]) -> list[Decision]:
     cfg = facts.config.branches
@@ -287,6 +325,11 @@ def _judge_destructions(facts: GuardFacts, items: list[tuple[Destruction, GitInv
                   "tag_delete": tag_delete_decision}.get(d.kind, branch_delete_decision)
         out.append(decide(names, lost_commits=count, remote=cfg.remote,
                           mode=cfg.force_removal.mode, how=describe(g)))
+        if d.kind in ("branch_force_delete", "update_ref_delete"):
+            out.append(superseded_delete_decision(
+                _superseded(facts, [(r, tips[r]) for r in d.refs
+                                    if r in tips and tips[r] not in lost]),
+                mode=cfg.force_removal.mode, how=describe(g)))
     for path, force, wt in wt_checks:
         if wt is None or wt.is_main:
             continue  # git refuses: not a worktree, or the main one

@@ -1,0 +1,61 @@
+"""The guard and the sweep give one verdict on a superseded branch (issue 11, section 1): its
+commits are inside a branch that was squash-merged without one of its lines, so `git branch -D`
+of it is denied although another branch contains its tip."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from branchkeeper.policy.command import decide_command
+from branchkeeper.policy.principle import BRANCH_LIMIT_PRINCIPLE
+from tests.cleanuputil import cli_json
+from tests.gitrepo import GitRepo
+
+
+def _redone(tmp_path: Path) -> GitRepo:
+    """v1 adds x1 and x2; v2, built on v1, drops x2 and is squash-merged."""
+    w = GitRepo.init(tmp_path / "w")
+    w.commit("initial", files={"f": "a\n"}, days_ago=10)
+    w.switch("sup/v1", create=True)
+    w.commit("v1", files={"x.txt": "x1\nx2\n"}, days_ago=5)
+    w.switch("sup/v2", create=True)
+    w.commit("v2", files={"x.txt": "x1\n"}, days_ago=4)
+    w.switch("main")
+    w.squash_merge("sup/v2", days_ago=3)
+    return w
+
+
+def test_branch_delete_of_a_superseded_branch_is_denied(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    w = _redone(tmp_path)
+    # before any sweep the guard knows only containment: sup/v2 holds the tip
+    assert decide_command("git branch -D sup/v1", cwd=str(w.path)).verdict.value == "allow"
+    code, doc = cli_json(capsys, w, "sweep")
+    assert code == 0
+    assert {b["name"]: b["state"] for b in doc["branches"]} == {
+        "main": "default", "sup/v1": "superseded", "sup/v2": "patch_equivalent"}
+    d = decide_command("git branch -D sup/v1", cwd=str(w.path))
+    tip = w.rev("sup/v1")[:10]
+    assert (d.verdict.value, d.rule_id) == ("deny", "R-GIT-BRANCH-FORCE-DELETE")
+    assert d.text == (
+        "[R-GIT-BRANCH-FORCE-DELETE] `git branch -D sup/v1` would lose work: the last sweep "
+        "found the branch below superseded: their commits are inside a branch that landed as a "
+        "squash, but changed lines of theirs did not land (`branchkeeper sweep` lists them):\n"
+        f"  - sup/v1 at {tip}\n\n"
+        "Keep the work: park it (branchkeeper park --reason '<why it waits>' -- sup/v1), or "
+        "delete it deliberately with its bundle (branchkeeper delete --allow-unproven --reason "
+        "'<why>' -- sup/v1); or ask a human.\n\n" + BRANCH_LIMIT_PRINCIPLE)
+    # the sound case: the successor kept every line, so the containment proof holds
+    w2 = GitRepo.init(tmp_path / "w2")
+    w2.commit("initial", files={"f": "a\n"}, days_ago=10)
+    w2.switch("b1", create=True)
+    w2.commit("b1", files={"x.txt": "x1\n"}, days_ago=5)
+    w2.switch("b2", create=True)
+    w2.commit("b2", files={"y.txt": "y\n"}, days_ago=4)
+    w2.switch("main")
+    w2.squash_merge("b2", days_ago=3)
+    code, doc = cli_json(capsys, w2, "sweep")
+    assert {b["name"]: b["state"] for b in doc["branches"]}["b1"] != "superseded"
+    assert decide_command("git branch -D b1", cwd=str(w2.path)).verdict.value == "allow"
