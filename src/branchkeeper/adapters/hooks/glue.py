@@ -177,20 +177,21 @@ def _session(event: HookEvent) -> Any:
 # -- PreToolUse -----------------------------------------------------------------------------------
 def bash_verdict(event: HookEvent) -> HookVerdict | None:
     """PreToolUse on Bash: :func:`branchkeeper.policy.command.decide_command` with the current
-    turn's evacuation records (section 13, same turn). DENY -> deny with the full text; WARN ->
-    context only; ALLOW with context lines -> context; plain allow -> None (quiet)."""
+    turn's evacuation records (section 13, same turn; none when the state path is blocked, so
+    the guard judges without them). DENY -> deny with the full text; WARN -> context only;
+    ALLOW with context lines -> context; plain allow -> None (quiet)."""
     command = event.command
     if not needs_guard(command, cwd=event.cwd_text):
         return None
-    from branchkeeper.errors import NotARepositoryError
+    from branchkeeper.errors import NotARepositoryError, StateDirError
     from branchkeeper.policy.command import decide_command
     from branchkeeper.policy.decision import EvacuationRecord
 
     records: list[EvacuationRecord] = []
     try:
         stored = _session(event).read().current_evacuations(event.agent_id)
-    except NotARepositoryError:
-        stored = []
+    except (NotARepositoryError, StateDirError):
+        stored = []  # no state to read (a blocked state path): the guard still judges
     for item in stored:
         try:
             records.append(EvacuationRecord.from_json(item))
