@@ -353,21 +353,55 @@ def commit_of(cwd: str, rev: str, *, git_dir: str | None = None) -> str | None:
     return res.stdout.decode("ascii", "replace").strip() or None if res.returncode == 0 else None
 
 
-def push_destinations(cwd: str, branches: Sequence[str]) -> dict[str, str]:
+def push_destinations(cwd: str, branches: Sequence[str],
+                      config: Sequence[tuple[str, str]] = ()) -> dict[str, str]:
     """Local branch name -> the remote-tracking ref of where a plain ``git push`` sends it
-    (``%(push)``: push.default, pushRemote and the upstream applied; one bounded
-    ``for-each-ref``); a branch git would not push is absent. Raises GitError."""
+    (``%(push)``: push.default, pushRemote and the upstream applied, with the command's own
+    ``-c key=value`` pairs ``config``; one bounded ``for-each-ref``). A branch with no upstream
+    that ``push.autoSetupRemote`` pushes (push.default simple, upstream or current) goes to the
+    same name on remote.pushDefault or ``origin`` (one more bounded ``git config``, only then).
+    A branch git would not push is absent. Raises GitError."""
     if not branches:
         return {}
-    out = run_git(["for-each-ref", "--format=%(refname:lstrip=2)%00%(push)", "--",
+    # only the keys that choose where a push goes: the guard never runs what a -c could name
+    overrides = [w for k, v in config if k.lower().startswith(("push.", "remote.", "branch."))
+                 for w in ("-c", f"{k}={v}")]
+    out = run_git([*overrides, "for-each-ref", "--format=%(refname:lstrip=2)%00%(push)", "--",
                    *(f"refs/heads/{b}" for b in dict.fromkeys(branches))], cwd=cwd,
                   timeout=GUARD_TIMEOUT_S).text
     found: dict[str, str] = {}
+    unset: list[str] = []
     for line in out.splitlines():
         name, _, push = line.partition("\0")
         if push.startswith("refs/remotes/"):
             found[name] = push
+        elif not push:
+            unset.append(name)
+    if unset:
+        remote = _auto_setup_remote(cwd, overrides)
+        if remote is not None:
+            found.update((name, f"refs/remotes/{remote}/{name}") for name in unset)
     return found
+
+
+def _auto_setup_remote(cwd: str, overrides: list[str]) -> str | None:
+    """The remote a plain push of a branch without upstream goes to when
+    ``push.autoSetupRemote`` is on (remote.pushDefault, else ``origin``), None when it is off
+    or push.default sends nothing then (``nothing``, ``matching``). One bounded ``git config``."""
+    res = run_git([*overrides, "config", "-z", "--get-regexp",
+                   r"^(push\.autosetupremote|push\.default|remote\.pushdefault)$"],
+                  cwd=cwd, timeout=GUARD_TIMEOUT_S, check=False)
+    values: dict[str, str] = {}
+    for item in res.stdout.decode("utf-8", "surrogateescape").split("\0"):
+        key, _, value = item.partition("\n")
+        if key:
+            values[key.lower()] = value
+    if values.get("push.autosetupremote", "").lower() not in ("true", "yes", "on", "1"):
+        return None
+    if values.get("push.default", "simple") not in ("simple", "upstream", "current",
+                                                    "tracking"):
+        return None
+    return values.get("remote.pushdefault") or "origin"
 
 
 def commits_only_in(repo: Repo, tip: str, *, pushed: str, excluded_refs: Sequence[str]

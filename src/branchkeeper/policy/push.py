@@ -105,7 +105,7 @@ def _targets(fp: ForcePush, g: GitInvocation, facts: GuardFacts
             return _unproven(describe(g), "the remote is a URL or a path, so no tracking ref "
                                           "shows what it holds")
         return [(src, fp.remote, dst) for src, dst in pairs]
-    sent = push_destinations(g.cwd, [s.removeprefix("refs/heads/") for s, _ in pairs])
+    sent = push_destinations(g.cwd, [s.removeprefix("refs/heads/") for s, _ in pairs], g.config)
     out = []
     for src, _ in pairs:
         tracking = sent.get(src.removeprefix("refs/heads/"))
