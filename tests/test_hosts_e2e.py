@@ -197,3 +197,26 @@ def test_codex_apply_patch_is_a_touch_the_stop_guard_judges(world: Path) -> None
               f"change does>'\n\n{BRANCH_LIMIT_PRINCIPLE}")
     assert (refused.returncode, refused.stdout, refused.stderr) == (
         0, dump({"decision": "block", "reason": reason}).encode(), b"")
+
+
+def test_codex_argv_command_is_judged_as_the_command_it_runs(world: Path) -> None:
+    """Codex's shell tool may give the command as an argv list: it is read, never let through
+    unread."""
+    work = world / "work"
+    case = next(c for c in CASES if c.name == "codex")
+    event, payload = case.pre(str(work), "git branch -D lonely")
+    payload["tool_input"]["command"] = ["bash", "-lc", "git branch -D lonely"]
+    result = fire(work, "codex", event, payload)
+    text = _deny_text(world, "bash -lc 'git branch -D lonely'")
+    assert text.startswith("[R-GIT-BRANCH-FORCE-DELETE] `git branch -D lonely` would lose work")
+    assert (result.returncode, result.stdout, result.stderr) == (0, case.deny(text), b"")
+
+
+def test_cursor_empty_cwd_is_judged_in_the_first_workspace_root(world: Path) -> None:
+    work = world / "work"
+    case = next(c for c in CASES if c.name == "cursor")
+    payload = {"conversation_id": "c", "hook_event_name": "beforeShellExecution", "cwd": "",
+               "workspace_roots": [str(work)], "command": "git branch -D lonely"}
+    result = fire(work, "cursor", "beforeShellExecution", payload)
+    text = _deny_text(world, "git branch -D lonely")
+    assert (result.returncode, result.stdout, result.stderr) == (0, case.deny(text), b"")

@@ -97,6 +97,21 @@ def test_gemini_shell_runs_in_its_dir_path() -> None:
     assert (parsed.cwd_text, parsed.command) == ("/repo/sub/dir", "git switch -c x")
 
 
+def test_codex_argv_command_is_read_as_its_quoted_words() -> None:
+    parsed = HOSTS["codex"]().parse("PreToolUse", {
+        "session_id": "s", "cwd": "/r", "tool_name": "Bash",
+        "tool_input": {"command": ["bash", "-lc", "git branch -D 'my x'"]}})
+    assert (parsed.tool, parsed.command) == (E.SHELL, "bash -lc 'git branch -D '\"'\"'my x'\"'\"''")
+
+
+@pytest.mark.parametrize("cwd", [None, ""])
+def test_cursor_empty_cwd_falls_back_to_the_first_workspace_root(cwd: str | None) -> None:
+    parsed = HOSTS["cursor"]().parse("beforeShellExecution", {
+        "conversation_id": "c", "cwd": cwd, "workspace_roots": ["/ws/one", "/ws/two"],
+        "command": "git branch -D loc"})
+    assert (parsed.cwd_text, parsed.command) == ("/ws/one", "git branch -D loc")
+
+
 def test_cursor_sub_agent_start_names_its_branch() -> None:
     parsed = HOSTS["cursor"]().parse("subagentStart", {
         "conversation_id": "child", "workspace_roots": ["/repo"], "subagent_id": "abc-123",
@@ -122,6 +137,9 @@ def test_copilot_recoverable_error_is_ignored() -> None:
     ("cursor", "beforeShellExecution", {"conversation_id": "c", "cwd": "/r"},
      "missing field 'command'"),
     ("cursor", "stop", {"conversation_id": "c"}, "missing field 'cwd'"),
+    ("codex", "PreToolUse", {"session_id": "s", "cwd": "/r", "tool_name": "Bash",
+                             "tool_input": {"command": ["git", 3]}},
+     "field 'tool_input.command' must be a string or a list of strings"),
     ("gemini", "BeforeTool", {"session_id": "s", "cwd": "rel", "tool_name": "x",
                               "tool_input": {}}, "field 'cwd' must be an absolute path, not 'rel'"),
     ("copilot", "preToolUse", {"sessionId": "s", "cwd": "/r", "toolName": "bash",

@@ -41,7 +41,7 @@ ASK_NOTE = ("Cursor does not put this tool call to the person here, so branchkee
 
 
 def _cwd(payload: dict[str, Any]) -> str:
-    if payload.get("cwd") is not None:
+    if payload.get("cwd"):  # absent, null or "": the first workspace root stands in
         return E.cwd_of(payload)
     roots = payload.get("workspace_roots")
     if isinstance(roots, list) and roots and isinstance(roots[0], str) and \
