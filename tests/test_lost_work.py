@@ -13,8 +13,14 @@ from typing import Any
 import pytest
 
 from branchkeeper.adapters.cli import main
-from branchkeeper.analysis.lost_work import commit_command, read_kept_refs, read_stashes
+from branchkeeper.analysis.lost_work import (
+    commit_command,
+    read_kept_refs,
+    read_stashes,
+    unsecured_stashes,
+)
 from branchkeeper.git.run import processes_started
+from tests.cleanuputil import cli_json
 from tests.gitrepo import GitRepo
 from tests.hookutil import run_hook
 from tests.reaputil import add_worktree, age_files, commit_in
@@ -174,6 +180,27 @@ def test_stashes_and_our_refs_cost_one_or_two_git_processes(world: dict[str, Any
     repo.git("push", "-q", "origin", "refs/branchkeeper/pinned/old-wt-1234:refs/heads/kept")
     repo.git("fetch", "-q", "origin")
     assert read_kept_refs(repo.path) == {}  # a remote-tracking ref holds it now
+
+
+def test_a_stash_secured_as_the_sweep_says_is_no_longer_at_risk(
+        remote_and_clone: tuple[GitRepo, GitRepo], capsys: pytest.CaptureFixture[str]) -> None:
+    _, repo = remote_and_clone
+    (repo.path / "README.md").write_text("edited\n")
+    repo.git("stash", "push", "-q", "-m", "idea")
+
+    def stash_risks() -> list[dict[str, Any]]:
+        _code, doc = cli_json(capsys, repo, "sweep")
+        return [i for i in doc["lost_work"] if i["kind"] == "stash"]
+
+    (item,) = stash_risks()
+    stashes = read_stashes(repo.path)
+    before = processes_started()
+    assert unsecured_stashes(repo.path, stashes) == stashes
+    assert processes_started() - before == 1
+    repo.git(*shlex.split(item["secure"])[1:])  # the printed `git push origin <oid>:refs/...`
+    repo.git("fetch", "-q", "origin")
+    assert stash_risks() == []
+    assert unsecured_stashes(repo.path, stashes) == []
 
 
 def test_commit_command_names_the_paths_and_leaves_agent_config_out() -> None:

@@ -139,6 +139,20 @@ def read_stashes(root: Path) -> list[Stash]:
     return out
 
 
+def unsecured_stashes(root: Path, stashes: list[Stash]) -> list[Stash]:
+    """The ``stashes`` whose commit no remote-tracking ref contains (a stash pushed the way
+    the sweep says, and fetched back, is no longer at risk). One ``rev-list`` when there are
+    stashes; a git error keeps them all (at risk is the safe answer)."""
+    if not stashes:
+        return stashes
+    res = run_git(["rev-list", *dict.fromkeys(str(s.oid) for s in stashes), "--not",
+                   "--remotes", "--"], cwd=root, check=False)
+    if res.returncode != 0:
+        return stashes
+    local = set(res.stdout.decode("ascii", "replace").split())
+    return [s for s in stashes if str(s.oid) in local]
+
+
 def read_kept_refs(root: Path) -> dict[str, tuple[Oid, int]]:
     """Our refs (``refs/branchkeeper/*``) whose tip no remote-tracking ref holds: ref -> (tip,
     commits reachable from it and from no remote-tracking ref). One ``for-each-ref`` and, when
@@ -279,9 +293,13 @@ def read_lost_work(root: Path, branches: Sequence[BranchRecord],
                    records: Sequence[WorktreeRecord], *, remote: str | None,
                    now: float) -> list[LostWork]:
     """:func:`lost_work` of a repository: the inventory's ``branches``, the worktree
-    ``records``, plus its stashes and our refs read here (one ``stash list``, one
-    ``for-each-ref``, one ``rev-list`` when there are such refs)."""
-    return lost_work(branches, worktree_work(records), read_stashes(root),
+    ``records``, plus its stashes no remote-tracking ref holds and our refs read here (one
+    ``stash list``, one ``rev-list`` when there are stashes, one ``for-each-ref``, one
+    ``rev-list`` when there are such refs)."""
+    stashes = read_stashes(root)
+    if remote:
+        stashes = unsecured_stashes(root, stashes)
+    return lost_work(branches, worktree_work(records), stashes,
                      read_kept_refs(root) if remote else {}, remote=remote, now=now)
 
 
