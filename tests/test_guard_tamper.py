@@ -54,6 +54,10 @@ ASKED = [
     "echo '{}' > ~/.claude/settings.json", "echo > .git/hooks/reference-transaction", "branchkeeper uninstall",
     "branchkeeper install --scope user", "python3 -m branchkeeper uninstall", "git config core.hooksPath /dev/null",
     "mv .claude .claude.bak", "git mv .claude old-claude", "mv -f .claude/ /tmp/elsewhere",
+    # the package and the programs every host's hooks run
+    "pip uninstall -y branchkeeper", "python3 -m pip uninstall branchkeeper", "pipx uninstall branchkeeper",
+    "uv tool uninstall branchkeeper", "uv pip uninstall branchkeeper==0.1", "chmod -x .venv/bin/branchkeeper-hook",
+    "rm -f ~/.local/bin/branchkeeper", "mv /usr/local/bin/branchkeeper-hook /tmp/off",
     # the escape hatch
     "touch .git/branchkeeper/yield", "mkdir -p .git/branchkeeper && touch .git/branchkeeper/yield",
     # the records and the safety copies
@@ -69,7 +73,8 @@ ASKED = [
 FREE = ["cat .branchkeeper.yaml", "grep cap .branchkeeper.yaml", "git diff .branchkeeper.yaml",
         "git config --get branch.main.branchkeeperCreator", "git config user.name x", "git gc",
         "git reflog", "cat .claude/settings.json", "ls .git/branchkeeper", "git prune -n",
-        "python3 -c \"print(open('.branchkeeper.yaml').read())\"", "git show HEAD:.branchkeeper.yaml"]
+        "python3 -c \"print(open('.branchkeeper.yaml').read())\"", "git show HEAD:.branchkeeper.yaml",
+        "pip uninstall -y requests", "pip install branchkeeper", "chmod +x build.sh", "which branchkeeper-hook"]
 
 
 @pytest.mark.parametrize("command", ASKED)

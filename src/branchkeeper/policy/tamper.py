@@ -4,7 +4,9 @@ Every change an agent asks for that could weaken branchkeeper in a repository go
 the policy (``.branchkeeper.yaml`` of every worktree, the user-level config directory), the
 hooks of every host branchkeeper installs (Claude Code's ``.claude/settings*.json`` and plugin
 files, Codex's, Cursor's, Gemini's and Copilot's hook files, git's ``reference-transaction``
-hook), ``branchkeeper install``/``uninstall``, the escape hatches (the Stop guard's yield file,
+hook), ``branchkeeper install``/``uninstall``, the package and the programs the hooks run
+(uninstalling it, changing the mode of, moving or deleting ``branchkeeper``/``branchkeeper-hook``),
+the escape hatches (the Stop guard's yield file,
 under the common dir), and the records and safety copies (``branch.*.branchkeeper*`` git config
 keys, refs under ``refs/branchkeeper/``, everything under ``<common dir>/branchkeeper/``: the
 journal, bundles, archives, the cache of the config; and the object store's unreachable objects,
@@ -259,6 +261,35 @@ def _branchkeeper_verb(inv: Invocation) -> str | None:
     return None
 
 
+#: The programs the hooks run: removing one, or taking its execute bit, switches every guard off.
+_PROGRAMS = frozenset({"branchkeeper", "branchkeeper-hook"})
+#: Commands that change a file's mode, move or delete it.
+_FILE_CHANGERS = frozenset({"chmod", "rm", "unlink", "mv", "shred", "truncate", "chattr"})
+#: Package managers: (program, the words before the package names that uninstall).
+_UNINSTALLERS = (("pip", ("uninstall",)), ("pip3", ("uninstall",)), ("pipx", ("uninstall",)),
+                 ("uv", ("pip", "uninstall")), ("uv", ("tool", "uninstall")),
+                 ("conda", ("remove",)), ("conda", ("uninstall",)))
+
+
+def _program_removal(inv: Invocation) -> str | None:
+    """Uninstalling the branchkeeper package, or changing, moving or deleting the programs the
+    hooks run (``branchkeeper``, ``branchkeeper-hook``), however spelled (``python -m pip``)."""
+    argv = list(inv.argv)
+    if inv.name.startswith("python") and argv[1:2] == ["-m"] and len(argv) > 2:
+        argv = argv[2:]
+    if not argv:
+        return None
+    name = posixpath.basename(argv[0])
+    words = [a for a in argv[1:] if not a.startswith("-")]
+    for program, verb in _UNINSTALLERS:
+        if name == program and tuple(words[:len(verb)]) == verb and any(
+                w.split("==")[0].lower() == "branchkeeper" for w in words[len(verb):]):
+            return "uninstall branchkeeper (every host's hooks run it)"
+    if name in _FILE_CHANGERS and any(posixpath.basename(a) in _PROGRAMS for a in words):
+        return "change or remove the program the hooks run (every host's guard runs it)"
+    return None
+
+
 #: What names a protected file in interpreter code, and what writes one.
 _CODE_NAMES = (".branchkeeper.yaml", "settings.json", "settings.local.json", "hooks.json",
                "refs/branchkeeper", "/branchkeeper", "reference-transaction")
@@ -289,7 +320,7 @@ def tamper_in(parsed: ParsedCommand, cwd: str, *, home: str | None,
               for d in found}
     for inv in parsed.invocations:
         how = describe(inv)
-        why = _git_tamper(inv) or _branchkeeper_verb(inv)
+        why = _git_tamper(inv) or _branchkeeper_verb(inv) or _program_removal(inv)
         if why is not None:
             out.append(tamper_action(how, why))
             continue
