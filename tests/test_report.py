@@ -68,6 +68,22 @@ def test_report_ranks_worst_first(tmp_path: Path, capsys: pytest.CaptureFixture[
     assert broken["error"].startswith(f"{r['broken']}: not inside a git repository")
 
 
+def test_report_counts_a_dirty_main_worktree_as_its_lost_work_does(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    bare = GitRepo.init_bare(tmp_path / "o.git")
+    repo = GitRepo.init(tmp_path / "r")
+    repo.commit("init", files={"a": "a\n"}, days_ago=3)
+    repo.git("remote", "add", "origin", str(bare.path))
+    repo.git("push", "-q", "-u", "origin", "main")
+    (repo.path / "a").write_text("edited\n")
+    _rc, out, _ = bk(capsys, "report", "--repo", str(repo.path), "--json")
+    (row,) = json.loads(out)["repositories"]
+    assert (row["lost_work_by_kind"], row["dirty_worktrees"], row["why"]) == (
+        {"dirty_worktree": 1}, 1,
+        ["1 piece(s) of work at LOST WORK RISK, only in this clone (1 dirty worktree(s))",
+         "1 dirty worktree(s)"])
+
+
 def test_report_max_repos_and_explicit(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     r = make_repos(tmp_path)
     _rc, out, _ = bk(capsys, "report", "--repo", str(r["mid"]), "--repo", str(r["mid"]) + "/",

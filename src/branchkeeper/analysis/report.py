@@ -183,8 +183,10 @@ def analyse(path: Path, *, count_only: bool) -> RepoReport:
         row.prunable = sum(1 for r in records if r.worktree.prunable)
         linked = [r for r in records if not (r.worktree.is_main or r.worktree.bare
                                              or r.worktree.prunable)]
-        # the worktree records' own verdicts: one status read each, the reaper's dispositions
-        row.dirty_worktrees = sum(1 for r in linked if r.status is None or r.status.dirty)
+        # the worktree records' own verdicts: one status read each, the reaper's dispositions;
+        # dirty counts the main worktree too, as the lost-work kinds do
+        row.dirty_worktrees = sum(1 for r in records if not (r.worktree.bare or r.worktree.prunable)
+                                  and (r.status is None or r.status.dirty))
         row.unproven_worktrees = sum(1 for r in linked if r.reap is not None and any(
             g.name == "preserved" and not g.passed for g in r.reap.gates))
         lost = read_lost_work(facts.root, recs, records,
