@@ -14,22 +14,23 @@ from tests.cleanuputil import cli_json
 from tests.gitrepo import GitRepo
 
 
-def _redone(tmp_path: Path) -> GitRepo:
-    """v1 adds x1 and x2; v2, built on v1, drops x2 and is squash-merged."""
-    w = GitRepo.init(tmp_path / "w")
+def _redone(path: Path, first: str, second: str, second_files: dict[str, str]) -> GitRepo:
+    """``first`` adds x1 and x2; ``second``, built on it, writes ``second_files`` and is
+    squash-merged."""
+    w = GitRepo.init(path)
     w.commit("initial", files={"f": "a\n"}, days_ago=10)
-    w.switch("sup/v1", create=True)
-    w.commit("v1", files={"x.txt": "x1\nx2\n"}, days_ago=5)
-    w.switch("sup/v2", create=True)
-    w.commit("v2", files={"x.txt": "x1\n"}, days_ago=4)
+    w.switch(first, create=True)
+    w.commit(first, files={"x.txt": "x1\nx2\n"}, days_ago=5)
+    w.switch(second, create=True)
+    w.commit(second, files=second_files, days_ago=4)
     w.switch("main")
-    w.squash_merge("sup/v2", days_ago=3)
+    w.squash_merge(second, days_ago=3)
     return w
 
 
 def test_branch_delete_of_a_superseded_branch_is_denied(
         tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    w = _redone(tmp_path)
+    w = _redone(tmp_path / "w", "sup/v1", "sup/v2", {"x.txt": "x1\n"})  # v2 drops x2
     # before any sweep the guard knows only containment: sup/v2 holds the tip
     assert decide_command("git branch -D sup/v1", cwd=str(w.path)).verdict.value == "allow"
     code, doc = cli_json(capsys, w, "sweep")
@@ -48,14 +49,7 @@ def test_branch_delete_of_a_superseded_branch_is_denied(
         "delete it deliberately with its bundle (branchkeeper delete --allow-unproven --reason "
         "'<why>' -- sup/v1); or ask a human.\n\n" + BRANCH_LIMIT_PRINCIPLE)
     # the sound case: the successor kept every line, so the containment proof holds
-    w2 = GitRepo.init(tmp_path / "w2")
-    w2.commit("initial", files={"f": "a\n"}, days_ago=10)
-    w2.switch("b1", create=True)
-    w2.commit("b1", files={"x.txt": "x1\n"}, days_ago=5)
-    w2.switch("b2", create=True)
-    w2.commit("b2", files={"y.txt": "y\n"}, days_ago=4)
-    w2.switch("main")
-    w2.squash_merge("b2", days_ago=3)
+    w2 = _redone(tmp_path / "w2", "b1", "b2", {"y.txt": "y\n"})
     code, doc = cli_json(capsys, w2, "sweep")
     assert {b["name"]: b["state"] for b in doc["branches"]}["b1"] != "superseded"
     assert decide_command("git branch -D b1", cwd=str(w2.path)).verdict.value == "allow"
