@@ -235,15 +235,16 @@ def rel(w: Path, cmd: str) -> str:
 
 def assert_both_states(w: Path, command: str, at_risk: tuple[str, str],
                        clean: tuple[str, str]) -> None:
-    """``command`` ({W} = the world) decided in the repository with work at risk and in the
-    clean one: (verdict, rule id) as given, the principle closing every deny, and the hook's fast
-    path never skipping what the guard would say something about."""
+    """``command`` ({W}/kinds = the repository being judged, {W} = the world) decided in the
+    repository with work at risk and in the clean one: (verdict, rule id) as given, the
+    principle closing every deny, and the hook's fast path never skipping what the guard would
+    say something about."""
     from branchkeeper.adapters.hooks.glue import needs_guard
     from branchkeeper.policy.command import decide_command
     from branchkeeper.policy.principle import BRANCH_LIMIT_PRINCIPLE
 
     for repo, want in (("kinds", at_risk), ("kinds-clean", clean)):
-        text = rel(w, command)
+        text = rel(w, command.replace("{W}/kinds", str(w / repo)))
         d = decide_command(text, cwd=str(w / repo))
         assert (d.verdict.value, d.rule_id) == want, (repo, d.text)
         assert d.text.endswith(BRANCH_LIMIT_PRINCIPLE) == (d.verdict.value == "deny")

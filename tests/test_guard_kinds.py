@@ -13,12 +13,11 @@ from pathlib import Path
 import pytest
 
 from branchkeeper.adapters.cli import main
-from branchkeeper.adapters.hooks.glue import needs_guard
 from branchkeeper.git.run import processes_started
 from branchkeeper.policy.command import decide_command
 from branchkeeper.policy.principle import BRANCH_LIMIT_PRINCIPLE
 from tests.gitrepo import GitRepo
-from tests.guardworld import rel, world  # noqa: F401 (fixture)
+from tests.guardworld import assert_both_states, rel, world  # noqa: F401 (fixture)
 from tests.hookutil import hook_in_process
 
 A, D = ("allow", ""), "deny"
@@ -98,13 +97,7 @@ def _env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
 
 @pytest.mark.parametrize(("command", "at_risk", "clean"), KINDS, ids=[c[:60] for c, _, _ in KINDS])
 def test_kinds(world: Path, command: str, at_risk: tuple[str, str], clean: tuple[str, str]) -> None:
-    for repo, want in (("kinds", at_risk), ("kinds-clean", clean)):
-        text = rel(world, command.replace("{W}/kinds", str(world / repo)))
-        d = decide_command(text, cwd=str(world / repo))
-        assert (d.verdict.value, d.rule_id) == want, (repo, d.text)
-        assert d.text.endswith(BRANCH_LIMIT_PRINCIPLE) == (d.verdict.value == "deny")
-        if d.verdict.value != "allow" or d.text:
-            assert needs_guard(text, cwd=str(world / repo)), "the hook's fast path would skip it"
+    assert_both_states(world, command, at_risk, clean)
 
 
 def _tip(world: Path, rev: str) -> str:
