@@ -380,3 +380,27 @@ def test_parsed_command_imports_the_code_reader_only_for_an_interpreter() -> Non
                                            "branchkeeper.shell.quoting",
                                            "branchkeeper.shell.pipetext"}
     assert "branchkeeper.shell.pipetext" not in with_find[2]
+
+
+#: The guard's rule families (branchkeeper.policy.*): each loads only for a command that holds
+#: work for it.
+_FAMILIES = ("creation", "deletion", "discard", "evacuation", "push", "removal", "rm")
+
+
+@pytest.mark.parametrize(("command", "families"), [
+    ("git status", []),
+    ("git switch -c x", ["creation"]),
+    ("git branch -D x", ["removal"]),
+    ("git push --force origin x", ["push"]),
+    ("git checkout -- .", ["discard"]),
+    ("git reset --hard HEAD~1", ["discard", "removal"]),
+    ("rm -rf build", ["deletion", "removal", "rm"]),  # rm judges a worktree as removal does
+])
+def test_a_command_loads_only_the_rule_families_it_needs(command: str,
+                                                         families: list[str]) -> None:
+    """The creation deny that runs on every ``git switch -c`` at the WIP cap loads the
+    creation family alone; each other family loads for its own commands (issue 16: the
+    deny's imports)."""
+    code, out, loaded = _hook_modules(command)
+    assert (code, out) == (0, b"")
+    assert [f for f in _FAMILIES if f"branchkeeper.policy.{f}" in loaded] == families

@@ -12,7 +12,8 @@ reasons as context. The Agent / WorktreeCreate route is
 from :func:`branchkeeper.policy.evacuation.evacuations_in`.
 
 A command with no git creation, destruction or evacuation returns ALLOW without starting any
-git process. Every git call is bounded
+git process. Each rule family is imported only for a command that holds work for it (a
+``git switch -c`` loads the creation family alone). Every git call is bounded
 (:data:`~branchkeeper.analysis.guard_facts.GUARD_TIMEOUT_S`); a failure allows a creation with
 a "could not judge" line and denies a destruction that cannot be proven, saying why.
 """
@@ -27,12 +28,8 @@ from branchkeeper.analysis.guard_facts import (
     read_alias,
 )
 from branchkeeper.errors import BranchkeeperError
-from branchkeeper.policy.creation import judge_creation
 from branchkeeper.policy.decision import ALLOW, Decision, EvacuationRecord, Verdict, combine
-from branchkeeper.policy.deletion import deletion_decisions
-from branchkeeper.policy.discard import discard_decisions
 from branchkeeper.policy.discard_plan import reset_target
-from branchkeeper.policy.evacuation import evacuate_destroy
 from branchkeeper.policy.facts import GuardRepos
 from branchkeeper.policy.hooks_bypass import bypass_decisions
 from branchkeeper.policy.plan import (
@@ -44,9 +41,6 @@ from branchkeeper.policy.plan import (
     plan_command,
     unread_destructive,
 )
-from branchkeeper.policy.push import force_push_decisions
-from branchkeeper.policy.removal import destruction_decisions, reset_decisions
-from branchkeeper.policy.rm import expand_rm_globs, rm_decisions, rm_worktrees
 from branchkeeper.policy.tamper import tamper_in
 from branchkeeper.policy.targets import Deleted, deletions
 from branchkeeper.policy.unread import consent_decision, unparsed_decision, unread_decision
@@ -91,10 +85,14 @@ def _decide_text(command: str, cwd: str, evacuations: Sequence[EvacuationRecord]
                                for g in gits if (why := inline_alias_problem(g)) is not None)]
         early += _aliases(gits, evacuations, depth,  # a git process only for unknown words
                           defined_here=writes_git_config(parsed))
-        plan = expand_rm_globs(plan)  # the filesystem only
         deleted = deletions(parsed, cwd)  # the filesystem only: no git process
         resets = [(g, rev) for g in gits if (rev := reset_target(g)) is not None]
-        rm_hits = rm_worktrees(plan, deleted)  # the filesystem only: no git process
+        rm_hits: list[tuple[str, Invocation]] = []
+        if plan.rm_targets or deleted:
+            from branchkeeper.policy.rm import expand_rm_globs, rm_worktrees
+
+            plan = expand_rm_globs(plan)  # the filesystem only
+            rm_hits = rm_worktrees(plan, deleted)  # the filesystem only: no git process
         if plan.empty and not rm_hits and not resets and not early and not deleted \
                 and not (evacuations and plan.rm_targets):
             return ALLOW
@@ -153,19 +151,44 @@ def _decide(plan: Plan, records: Sequence[EvacuationRecord],
             rm_hits: Sequence[tuple[str, Invocation]],
             resets: Sequence[tuple[GitInvocation, str]], deleted: Sequence[Deleted],
             cwd: str) -> Decision:
+    """Ask each rule family the plan holds work for; a family is imported only then (the
+    hook path loads the one a command needs: issue 16)."""
     repos = GuardRepos()
     out: list[Decision] = []
     unparsed = plan.parsed.unparsed_reason if plan.parsed.unparsed else ""
-    for c, g in plan.creations:
-        out.append(judge_creation(c, g, repos, unparsed))
-    # the evacuation shape first: its deny names the right move (section 13)
-    out.extend(evacuate_destroy(plan, repos, records))
-    out.extend(destruction_decisions(plan, repos, unparsed))
-    out.extend(force_push_decisions(plan, repos, unparsed))
-    out.extend(rm_decisions(plan, repos, rm_hits))
-    out.extend(deletion_decisions(deleted, repos, cwd))
-    out.extend(discard_decisions(plan, repos, unparsed))
-    out.extend(reset_decisions(resets, repos))
+    if plan.creations:
+        from branchkeeper.policy.creation import judge_creation
+
+        out.extend(judge_creation(c, g, repos, unparsed) for c, g in plan.creations)
+    if (plan.destructions or plan.rm_targets) and (plan.evacuations or records):
+        from branchkeeper.policy.evacuation import evacuate_destroy
+
+        # the evacuation shape first: its deny names the right move (section 13)
+        out.extend(evacuate_destroy(plan, repos, records))
+    if plan.destructions:
+        from branchkeeper.policy.removal import destruction_decisions
+
+        out.extend(destruction_decisions(plan, repos, unparsed))
+    if plan.force_pushes:
+        from branchkeeper.policy.push import force_push_decisions
+
+        out.extend(force_push_decisions(plan, repos, unparsed))
+    if rm_hits:
+        from branchkeeper.policy.rm import rm_decisions
+
+        out.extend(rm_decisions(plan, repos, rm_hits))
+    if deleted:
+        from branchkeeper.policy.deletion import deletion_decisions
+
+        out.extend(deletion_decisions(deleted, repos, cwd))
+    if plan.discards:
+        from branchkeeper.policy.discard import discard_decisions
+
+        out.extend(discard_decisions(plan, repos, unparsed))
+    if resets:
+        from branchkeeper.policy.removal import reset_decisions
+
+        out.extend(reset_decisions(resets, repos))
     return combine(out)
 
 
