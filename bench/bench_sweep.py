@@ -5,8 +5,10 @@ branches) and once more for 10,000 branches over a long default branch (``--long
 50,000 main commits): generate the repository with ``genrepo.py`` (cached under
 ``--work-dir``/<name>, reused while its ground truth matches), then run ``python -m branchkeeper
 -C <repo> sweep --json`` as a child process twice: cold (after deleting the cache directory
-``$(git rev-parse --git-common-dir)/branchkeeper/``) and warm. For each run: wall time, peak RSS
-(the largest single process of the child's tree, from ``os.wait4``'s rusage), git processes
+``$(git rev-parse --git-common-dir)/branchkeeper/``) and warm. For each run: wall time, peak memory
+(the largest single process of the child's tree, from ``os.wait4``'s rusage; and the largest
+sum over the whole tree at once, sampled from ``/proc``, which the 500 MB target is judged
+on), git processes
 (the ``branchkeeper-stats: git_processes=N`` line ``BRANCHKEEPER_STATS=1`` prints) and, against
 ``ground-truth.json``:
 
@@ -61,7 +63,7 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from benchutil import compile_package
+from benchutil import TreeMemory, compile_package
 from genrepo import generate
 
 PRESERVED_STATES = frozenset({"merged", "merged_into_line", "patch_equivalent"})
@@ -71,13 +73,16 @@ _STATS = re.compile(rb"^branchkeeper-stats: git_processes=(\d+)\s*$", re.MULTILI
 
 @dataclass(frozen=True)
 class Run:
-    """One sweep run: wall and CPU seconds, peak RSS in MB, git processes, the report."""
+    """One sweep run: wall and CPU seconds, peak RSS in MB (the largest single process, and
+    ``total_mb``: the largest sum over the sweep and every git it ran at once), git
+    processes, the report."""
 
     seconds: float
     cpu: float
     peak_mb: float
     git_processes: int | None
     report: dict[str, Any]
+    total_mb: float = 0.0
 
 
 def repository(work_dir: Path, size: int, seed: int, main_steps: int | None
@@ -112,7 +117,8 @@ def sweep_once(repo: Path, *extra: str, src: Path | None = None) -> Run:
     with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
         start = time.perf_counter()
         proc = subprocess.Popen(argv, stdout=out, stderr=err, stdin=subprocess.DEVNULL, env=env)
-        _, status, usage = os.wait4(proc.pid, 0)
+        with TreeMemory(proc.pid) as memory:
+            _, status, usage = os.wait4(proc.pid, 0)
         seconds = time.perf_counter() - start
         proc.returncode = os.waitstatus_to_exitcode(status)
         out.seek(0)
@@ -123,7 +129,7 @@ def sweep_once(repo: Path, *extra: str, src: Path | None = None) -> Run:
     match = _STATS.search(stderr)
     # ru_maxrss is in KiB on Linux; it is the largest of the child and its waited descendants
     return Run(seconds, usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024,
-               int(match.group(1)) if match else None, json.loads(stdout))
+               int(match.group(1)) if match else None, json.loads(stdout), memory.peak_mb)
 
 
 def tiers(report: dict[str, Any]) -> dict[str, int]:
@@ -233,7 +239,8 @@ def _real(args: argparse.Namespace) -> int:
         f"{'cold':18} {cold.seconds:>10.1f} s ({cold.cpu:.0f} s CPU)",
         f"{'warm':18} {warm.seconds:>10.2f} s ({warm.cpu:.1f} s CPU)",
         f"{'git processes':18} {cold.git_processes!s:>10} cold, {warm.git_processes} warm",
-        f"{'peak memory':18} {max(cold.peak_mb, warm.peak_mb):>10.0f} MB",
+        f"{'peak memory':18} {max(cold.total_mb, warm.total_mb):>10.0f} MB all processes at "
+        f"once ({max(cold.peak_mb, warm.peak_mb):.0f} MB the largest one)",
         "verdicts: " + ", ".join(f"{n} {s}" for s, n in states.most_common()),
         "unknown: " + ("; ".join(f"{n} {r}" for r, n in unknown.most_common()) or "none"),
         "tiers: " + ", ".join(f"{k} {v}" for k, v in sorted(tiers(cold.report).items())),
@@ -247,7 +254,9 @@ def _real(args: argparse.Namespace) -> int:
         print(json.dumps({"cold_s": cold.seconds, "warm_s": warm.seconds, "cold_cpu_s": cold.cpu,
                           "warm_cpu_s": warm.cpu, "git_processes_cold": cold.git_processes,
                           "git_processes_warm": warm.git_processes,
-                          "peak_mb": max(cold.peak_mb, warm.peak_mb), "states": dict(states),
+                          "peak_mb": max(cold.peak_mb, warm.peak_mb),
+                          "peak_total_mb": max(cold.total_mb, warm.total_mb),
+                          "states": dict(states),
                           "unknown": dict(unknown), "tiers": tiers(cold.report),
                           "floor": floor}, indent=1))
     return 0
@@ -327,7 +336,8 @@ def _cold_pair(args: argparse.Namespace) -> int:
         rs = runs[label]
         med[label] = (statistics.median(r.seconds for r in rs), statistics.median(r.cpu for r in rs))
         print(f"  {label:<9} {med[label][0]:7.2f} s wall  {med[label][1]:7.2f} s CPU  "
-              f"peak {max(r.peak_mb for r in rs):6.0f} MB  git processes "
+              f"peak {max(r.total_mb for r in rs):6.0f} MB all at once "
+              f"({max(r.peak_mb for r in rs):.0f} largest)  git processes "
               f"{rs[-1].git_processes}")
     print(f"  ratio     {med['ours'][0] / med['baseline'][0]:7.2f} wall  "
           f"{med['ours'][1] / med['baseline'][1]:7.2f} CPU   (target: <= 6 s)")

@@ -25,10 +25,10 @@ from pathlib import Path
 from typing import NamedTuple, TypeVar
 
 from branchkeeper.git.difftree import RawRecord, iter_raw_z, parse_numstat_z, split_z
-from branchkeeper.git.isolate import Attempt, Failure, run_isolated
+from branchkeeper.git.isolate import Attempt, Failure, run_isolated, stop_failure, stopped
 from branchkeeper.git.objects import missing_objects
 from branchkeeper.git.repo import patch_id_mode
-from branchkeeper.git.run import GitError, run_git, run_git_pipeline, stream_git
+from branchkeeper.git.run import STREAM_IDLE_S, GitError, run_git_pipeline, stream_git
 from branchkeeper.git.types import Oid
 from branchkeeper.model import progress
 from branchkeeper.state.commit_cache import CommitCache
@@ -61,6 +61,10 @@ PARALLEL_MIN = 400
 #: Whole diffs of at most this many paths keep their raw entries (:class:`WholeDiff`).
 ENTRIES_KEPT = 64
 _RAW = ("diff-tree", "--stdin", "-r", "--raw", "-z", "--no-renames", "--no-abbrev")
+#: Seconds a stream here may go without output or CPU time before it is ended (read at call
+#: time): its work grows with the repository, so no fixed time bounds it. The items it left
+#: unanswered fail with :func:`~branchkeeper.git.isolate.stop_failure` (never cached).
+IDLE_S = STREAM_IDLE_S
 _ZERO = frozenset({"0" * 40, "0" * 64})
 
 
@@ -130,13 +134,11 @@ def _raw_attempt(root: Path, lines: Sequence[str], keys: Sequence[str],
     last: RawRecord | None = None
     try:
         for record in iter_raw_z(split_z(stream_git([*PINNED, *_RAW], cwd=root, stdin=stdin,
-                                                    timeout=600, env=env))):
+                                                    idle=IDLE_S, env=env))):
             if last is not None:
                 take(last)
             last = record
     except GitError as exc:
-        if exc.returncode is None:
-            raise
         return _settle(keys, [last[0]] if last is not None else [], failed=True), exc
     if last is not None:
         take(last)
@@ -197,6 +199,8 @@ def answer(part: Sequence[K], one: Callable[[Sequence[K]], Attempt[K, R]],
     if first.error is None:
         return first.results, {}
     rest = part[first.settled:]
+    if stopped(first.error):  # not about an item: nothing to look for
+        return first.results, {k: stop_failure(first.error) for k in rest}
     lacking = absent(rest)
     found, failed = run_isolated([k for k in rest if k not in lacking], one)
     return {**first.results, **found}, {**failed, **lacking}
@@ -379,11 +383,9 @@ def _pid_attempt(root: Path, lines: list[str], keys: list[Oid]
     try:
         out, error = run_git_pipeline(
             [*PINNED, "diff-tree", "--stdin", "-p", "-r", *_DIFF_OPTS],
-            ["patch-id", f"--{patch_id_mode()}"], cwd=root, stdin=stdin, timeout=600,
+            ["patch-id", f"--{patch_id_mode()}"], cwd=root, stdin=stdin, idle=IDLE_S,
         ).stdout, None
     except GitError as exc:
-        if exc.returncode is None:
-            raise
         out, error = exc.stdout, exc
     pairs = [line.split() for line in out.decode("ascii", "replace").splitlines()]
     pairs = [p for p in pairs if len(p) == 2]
@@ -399,14 +401,16 @@ def _numstat_attempt(root: Path, lines: Sequence[str], keys: Sequence[str],
     """One ``diff-tree --stdin --numstat`` run: ``{key: [(path, added, deleted)]}`` for the
     settled items (``keys``: the header each line prints)."""
     stdin = ("\n".join(lines) + "\n").encode("ascii")
+    chunks: list[bytes] = []
+    error: GitError | None = None
     try:
-        out, error = run_git([*PINNED, "diff-tree", "--stdin", "-r", "--numstat", "-z",
-                              "--no-renames"], cwd=root, stdin=stdin, timeout=600,
-                             env=env).stdout, None
+        chunks.extend(stream_git([*PINNED, "diff-tree", "--stdin", "-r", "--numstat", "-z",
+                                  "--no-renames"], cwd=root, stdin=stdin, idle=IDLE_S, env=env))
     except GitError as exc:
-        if exc.returncode is None:
-            raise
-        out, error = exc.stdout, exc
+        error = exc
+    out = b"".join(chunks)
+    if error is not None and not out.endswith(b"\0"):
+        out = out[:out.rfind(b"\0") + 1]  # a last entry cut mid-write: dropped
     records = parse_numstat_z(out)
     settled = _settle(keys, [h for h, _ in records], failed=error is not None)
     allowed = set(keys[:settled])

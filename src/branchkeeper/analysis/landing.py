@@ -24,11 +24,11 @@ from __future__ import annotations
 import functools
 import operator
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 
 from branchkeeper.analysis.commitfacts import Listing
 from branchkeeper.analysis.proofrun import Base, ProofRun
-from branchkeeper.git.isolate import Failure
+from branchkeeper.git.isolate import STOPPED_MARK, Failure
 from branchkeeper.git.mergetree import STOPPED, MergeOutcome, merge_pairs
 from branchkeeper.git.objects import commit_trees, tree_listing
 from branchkeeper.git.parse import ParseError
@@ -66,7 +66,10 @@ def gather(run: ProofRun, pending: Sequence[Oid]) -> None:
     base_commits = history.landing_candidates(min(run.cutoff[t] for t in pending))
     phash, failed = run.facts.path_sets([*own, *line_commits, *base_commits])
     run.phash = phash
+    halted = _stop(failed, [*line_commits, *base_commits])
     for t in pending:
+        if halted is not None:  # the candidates are not known: no tip is judged
+            run.gap(t, halted)
         for c in run.own[t]:
             if c in own and c not in phash:
                 run.gap(t, failed.get(c))
@@ -92,6 +95,13 @@ def gather(run: ProofRun, pending: Sequence[Oid]) -> None:
         run.line_by_hash[ref] = dict(table)
     _patch_ids(run, pending, own)
     _range_patch_ids(run, pending)
+
+
+def _stop(failed: dict[Oid, Failure], commits: Iterable[Oid]) -> Failure | None:
+    """The failure of the first of ``commits`` that a stream which stopped answering left
+    unanswered (``failed``: the failures of that step), or None."""
+    return next((f for c in commits if (f := failed.get(c)) is not None
+                 and STOPPED_MARK in f.message), None)
 
 
 def _base_trees(run: ProofRun) -> dict[str, Listing]:
@@ -127,7 +137,16 @@ def _patch_ids(run: ProofRun, pending: Sequence[Oid], own: dict[Oid, None]) -> N
     pids, failed = run.facts.patch_ids([*mine, *theirs])
     run.pids = pids
     wanted = set(mine)
+    # a candidate a stopped stream left without its patch-id proves nothing, and its absence
+    # proves nothing either: the tips whose paths match it are not judged
+    halted = {phash[c]: f for c in theirs if (f := _stop(failed, [c])) is not None}
     for t in pending:
+        w = run.whole.get(t)
+        hit = halted.get(w.paths_hash) if w is not None else None
+        hit = hit or next((halted[phash[c]] for c in run.own[t] if phash.get(c) in halted),
+                          None)
+        if hit is not None:
+            run.gap(t, hit)
         for c in run.own[t]:
             if c in wanted and c not in pids:
                 run.gap(t, failed.get(c))

@@ -6,7 +6,8 @@ tips, whether git could merge, the patch-id mode and this format's version. A sw
 neither the tip nor any base moved reads the verdict and starts no git process for it. Tier 4
 depends on which other branches landed, so it is recomputed every sweep, but the merge of a tip
 into a landing commit it needs is cached per ``(landing commit, tip)`` pair: a merge's outcome
-never changes. Verdicts a spent budget cut short are never cached; ``object missing`` ones
+never changes. Verdicts a spent budget or a stream that stopped answering cut short are never
+cached; ``object missing`` ones
 are, and are dropped as soon as that object is present again (one ``cat-file``).
 """
 
@@ -17,7 +18,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from branchkeeper.analysis.proofrun import BUDGET_MSG, Base, TipVerdict
-from branchkeeper.git.mergetree import STOPPED
+from branchkeeper.git.isolate import STOPPED_MARK
 from branchkeeper.git.types import Oid
 from branchkeeper.model.records import MissingChange, Proof, ProofKind
 
@@ -40,7 +41,7 @@ def cacheable(verdict: TipVerdict) -> bool:
     """A verdict worth keeping: not cut short by the budget or by a git stream that stopped
     answering (the next run tries again), not a superseded one (tier 4)."""
     return verdict.superseded is None and verdict.unknown != BUDGET_MSG \
-        and STOPPED not in (verdict.unknown or "")
+        and STOPPED_MARK not in (verdict.unknown or "")
 
 
 def encode(verdict: TipVerdict) -> list[Any]:

@@ -19,7 +19,7 @@ import re
 from collections.abc import Callable, Hashable, Sequence
 from typing import Generic, NamedTuple, TypeVar
 
-from branchkeeper.git.run import GitError
+from branchkeeper.git.run import GitError, subcommand
 
 K = TypeVar("K", bound=Hashable)
 R = TypeVar("R")
@@ -35,6 +35,10 @@ _MISSING = re.compile(
     r"not a valid object name|invalid object)\D{0,40}?\b([0-9a-f]{40}(?:[0-9a-f]{24})?)\b",
     re.IGNORECASE)
 _ANY_OID = re.compile(r"\b([0-9a-f]{40}(?:[0-9a-f]{24})?)\b")
+
+#: In the message of every item a stream left unanswered because it stopped answering (was
+#: ended after its idle bound): such a verdict is never cached, so the next sweep retries.
+STOPPED_MARK = "stopped answering"
 
 
 class Failure(NamedTuple):
@@ -62,6 +66,21 @@ class Attempt(NamedTuple, Generic[K, R]):
     error: GitError | None
 
 
+def stopped(exc: GitError) -> bool:
+    """The stream was ended (its idle bound or timeout) or never started: ``returncode``
+    None. Nothing it left unanswered is about an item, so nothing is probed."""
+    return exc.returncode is None
+
+
+def stop_failure(exc: GitError) -> Failure:
+    """The :class:`Failure` of every item a stopped stream (:func:`stopped`) left unanswered:
+    ``git error: <what happened> (<subcommand>)``, always holding :data:`STOPPED_MARK`."""
+    sub = subcommand(exc.argv[1:]) or "git"
+    if STOPPED_MARK in exc.summary:
+        return Failure(None, f"{exc.summary} ({sub})")
+    return Failure(None, f"{sub} {STOPPED_MARK}: {exc.summary}")
+
+
 def failure_of(exc: GitError) -> Failure:
     """The :class:`Failure` a git error stands for: the missing object it names, if any."""
     text = exc.stderr.decode("utf-8", "replace")
@@ -84,7 +103,8 @@ def run_isolated(items: Sequence[K], run: Callable[[Sequence[K]], Attempt[K, R]]
     (merge commits in a ``diff-tree`` stream) should be left out by the caller: a failure
     after a run of them is found one probe at a time. ``group``: items of one group need the
     same objects (the merges of one tip), so when one fails on a missing object the others
-    fail with it, unprobed. Raises what ``run`` raises.
+    fail with it, unprobed. An attempt whose error is a stop (:func:`stopped`) fails every
+    item it left unanswered with :func:`stop_failure`, unprobed. Raises what ``run`` raises.
     """
     results: dict[K, R] = {}
     failures: dict[K, Failure] = {}
@@ -96,6 +116,9 @@ def run_isolated(items: Sequence[K], run: Callable[[Sequence[K]], Attempt[K, R]]
             break
         rest = queue[attempt.settled:]
         if not rest:
+            break
+        if stopped(attempt.error):
+            failures.update((item, stop_failure(attempt.error)) for item in rest)
             break
         if len(failures) >= max_failures:
             for item in rest:

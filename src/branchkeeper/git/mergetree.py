@@ -42,7 +42,7 @@ from typing import NamedTuple
 
 from branchkeeper.git.isolate import Attempt, Failure, run_isolated
 from branchkeeper.git.parse import ParseError
-from branchkeeper.git.run import GitError, stream_git
+from branchkeeper.git.run import STREAM_IDLE_S, GitError, stream_git
 from branchkeeper.git.types import Oid
 from branchkeeper.process import pid_alive
 
@@ -214,7 +214,7 @@ Pair = tuple[str, str]
 
 #: Seconds a ``merge-tree --stdin`` stream may go without output or CPU time before it is
 #: taken for hung (a stream that keeps answering runs as long as its work takes).
-IDLE_S = 120.0
+IDLE_S = STREAM_IDLE_S
 #: Below this many pairs one stream; from it on, the pairs are split over ``streams``.
 PARALLEL_MIN = 64
 

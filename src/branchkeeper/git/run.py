@@ -34,6 +34,10 @@ from branchkeeper.errors import BranchkeeperError
 
 #: Default timeout of one git call, in seconds.
 DEFAULT_TIMEOUT_S = 60.0
+#: Seconds a batched stream of a sweep (``diff-tree --stdin``, the patch-id pipeline,
+#: ``merge-tree --stdin``) may go without output or CPU time before it is taken for hung: its
+#: work grows with the repository, so it is bounded by silence, never by a fixed time.
+STREAM_IDLE_S = 120.0
 
 # Variables a hook or an outer git process may export; any of them would point our git calls at
 # the wrong repository or index (pre-commit's ``no_git_env``).
@@ -101,7 +105,7 @@ class GitError(BranchkeeperError):
     """A git call failed, timed out, or could not be started.
 
     Attributes: ``argv`` (the full command), ``returncode`` (``None`` on a timeout or a failure to
-    start), ``stdout`` and ``stderr`` (bytes).
+    start), ``stdout`` and ``stderr`` (bytes), ``summary`` (what happened, without the argv).
     """
 
     def __init__(
@@ -115,6 +119,7 @@ class GitError(BranchkeeperError):
     ) -> None:
         self.argv = list(argv)
         self.returncode = returncode
+        self.summary = message
         self.stdout = stdout
         self.stderr = stderr
         detail = stderr.decode("utf-8", "replace").strip()
@@ -283,69 +288,81 @@ def run_git_pipeline(
     cwd: Path | str,
     stdin: bytes,
     timeout: float = DEFAULT_TIMEOUT_S,
+    idle: float | None = None,
 ) -> GitResult:
     """Run ``git FIRST | git SECOND`` with ``stdin`` fed to the first; return the second's output.
 
     Used where the first process's output is large and only a digest of it is needed (for
     example ``diff-tree --stdin -p | patch-id --stable``): the patch text flows through an OS pipe
-    and never sits in this process's memory. Both run offline. Raises :class:`GitError` on a
-    timeout or when either process exits non-zero; when the first fails, the error carries the
-    second's output up to that point (``stdout``), so the caller can keep what was answered.
+    and never sits in this process's memory. Both run offline. ``timeout`` (seconds) bounds the
+    whole run; ``idle`` (seconds) replaces it with a bound on silence, as in
+    :func:`stream_git`: the pair is ended only once neither has written output nor used CPU
+    time for that long. Raises :class:`GitError` on a timeout or a stop (``returncode`` None)
+    or when either process exits non-zero; the error carries the second's output up to that
+    point (``stdout``), so the caller can keep what was answered.
     """
     argv1 = ["git", *first]
     argv2 = ["git", *second]
     _Counter.count += 2
     env = git_env()
+    session = bool(_Shield.depth)
     try:
-        p1 = subprocess.Popen(argv1, cwd=str(cwd), stdin=subprocess.PIPE,
-                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
+        p1 = subprocess.Popen(argv1, cwd=str(cwd), stdin=subprocess.PIPE, env=env,
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                              start_new_session=session)
     except OSError as exc:
         raise GitError(f"could not run git ({exc.strerror})", argv=argv1, returncode=None) from None
     try:
-        p2 = subprocess.Popen(argv2, cwd=str(cwd), stdin=p1.stdout,
-                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
+        p2 = subprocess.Popen(argv2, cwd=str(cwd), stdin=p1.stdout, env=env,
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                              start_new_session=session)
     except OSError as exc:
         p1.kill()
         p1.wait()
         raise GitError(f"could not run git ({exc.strerror})", argv=argv2, returncode=None) from None
-    assert p1.stdout is not None and p1.stdin is not None and p1.stderr is not None
+    assert p1.stdout is not None and p1.stderr is not None and p2.stdout is not None
     p1.stdout.close()  # p2 owns the read end now
-
-    def feed() -> None:
-        try:
-            assert p1.stdin is not None
-            p1.stdin.write(stdin)
-        except BrokenPipeError:
-            pass
-        finally:
-            with contextlib.suppress(OSError):
-                p1.stdin.close()  # type: ignore[union-attr]
-
-    writer = threading.Thread(target=feed, daemon=True)
-    writer.start()
-    err1_chunks: list[bytes] = []
-    reader = threading.Thread(target=lambda: err1_chunks.append(p1.stderr.read()),  # type: ignore[union-attr]
-                              daemon=True)
-    reader.start()
+    errs: dict[int, list[bytes]] = {1: [], 2: []}
+    threads = [threading.Thread(target=_feed, args=(p1, stdin), daemon=True),
+               threading.Thread(target=lambda: errs[1].append(p1.stderr.read()),  # type: ignore[union-attr]
+                                daemon=True),
+               threading.Thread(target=lambda: errs[2].append(p2.stderr.read()),  # type: ignore[union-attr]
+                                daemon=True)]
+    watch = _Watchdog([p1, p2], timeout, idle)
+    for t in threads:
+        t.start()
+    watch.start()
+    chunks: list[bytes] = []
+    out = p2.stdout
+    assert isinstance(out, io.BufferedReader)
+    drained = False
     try:
-        out2, err2 = p2.communicate(timeout=timeout)
-        p1.wait(timeout=max(1.0, timeout))
-    except subprocess.TimeoutExpired:
-        p1.kill()
-        p2.kill()
-        p1.wait()
+        while chunk := out.read1(1 << 16):
+            watch.answered()
+            chunks.append(chunk)
+        drained = True
+    finally:
+        watch.stop()
+        if not drained:  # interrupted: end both
+            for proc in (p1, p2):
+                with contextlib.suppress(OSError):
+                    proc.terminate()
+        out.close()
         p2.wait()
-        raise GitError(f"git timed out after {timeout:g} s", argv=[*argv1, "|", *argv2],
-                       returncode=None) from None
-    writer.join()
-    reader.join()
-    err1 = b"".join(err1_chunks)
+        p1.wait()
+        for t in threads:
+            t.join()
+    out2 = b"".join(chunks)
+    if watch.expired.is_set():
+        raise GitError(watch.message(), argv=[*argv1, "|", *argv2], returncode=None,
+                       stdout=out2, stderr=b"".join(errs[1]))
     if p1.returncode != 0:
         raise GitError("git failed", argv=argv1, returncode=p1.returncode, stdout=out2,
-                       stderr=err1)
+                       stderr=b"".join(errs[1]))
     if p2.returncode != 0:
-        raise GitError("git failed", argv=argv2, returncode=p2.returncode, stdout=out2, stderr=err2)
-    return GitResult(0, out2, err2)
+        raise GitError("git failed", argv=argv2, returncode=p2.returncode, stdout=out2,
+                       stderr=b"".join(errs[2]))
+    return GitResult(0, out2, b"".join(errs[2]))
 
 
 def stream_git(
@@ -386,7 +403,7 @@ def stream_git(
                                 daemon=True)]
     if stdin is not None:
         threads.append(threading.Thread(target=_feed, args=(proc, stdin), daemon=True))
-    watch = _Watchdog(proc, timeout, idle)
+    watch = _Watchdog([proc], timeout, idle)
     for t in threads:
         t.start()
     watch.start()
@@ -426,12 +443,12 @@ def cpu_ticks(pid: int) -> int | None:
 
 
 class _Watchdog:
-    """Ends ``proc`` (SIGTERM) on a whole-run ``timeout``, or with ``idle`` set, once it has
-    shown no sign of life (output, CPU time) for ``idle`` seconds."""
+    """Ends ``procs`` (SIGTERM) on a whole-run ``timeout``, or with ``idle`` set, once none
+    has shown a sign of life (output, CPU time) for ``idle`` seconds."""
 
-    def __init__(self, proc: subprocess.Popen[bytes], timeout: float, idle: float | None
-                 ) -> None:
-        self.proc = proc
+    def __init__(self, procs: Sequence[subprocess.Popen[bytes]], timeout: float,
+                 idle: float | None) -> None:
+        self.procs = list(procs)
         self.timeout = timeout
         self.idle = idle
         self.expired = threading.Event()
@@ -459,10 +476,10 @@ class _Watchdog:
             if not self._stop.wait(self.timeout):
                 self._expire()
             return
-        ticks = None
+        ticks: list[int | None] = [None] * len(self.procs)
         while not self._stop.wait(min(self.idle / 4, 5.0)):
-            now_ticks = cpu_ticks(self.proc.pid)
-            if now_ticks is not None and now_ticks != ticks:
+            now_ticks = [cpu_ticks(p.pid) for p in self.procs]
+            if any(n is not None for n in now_ticks) and now_ticks != ticks:
                 ticks = now_ticks
                 self.answered()
             if time.monotonic() - self._last > self.idle:
@@ -471,8 +488,9 @@ class _Watchdog:
 
     def _expire(self) -> None:
         self.expired.set()
-        with contextlib.suppress(OSError):
-            self.proc.terminate()
+        for proc in self.procs:
+            with contextlib.suppress(OSError):
+                proc.terminate()
 
 
 def _feed(proc: subprocess.Popen[bytes], data: bytes) -> None:
