@@ -9,7 +9,8 @@ lose nothing).
 ``report``: ask the guard about every command in both worlds (in the sandbox, on untouched
 copies) and print, per category: losing commands (the oracle saw work lost) and how many of
 them the guard let through; harmless ones and how many it denied (or asked a person about),
-and those by rule and world.
+and those by rule and world; ``--list`` also prints each of those pairs with the guard's reason,
+and each losing pair let through.
 ``--src DIR`` measures the guard of another checkout (its ``src``), for a before/after pair
 (e.g. ``git archive REV src | tar -x -C build/before``); DIR must lie outside ``/tmp``, ``/home``
 and ``/srv``, which the sandbox replaces with the world's own (the guard would then be this
@@ -60,13 +61,14 @@ def record(jobs: int) -> int:
     return 0
 
 
-def report(src: str | None) -> int:
+def report(src: str | None, listing: bool) -> int:
     recorded = po.read_outcomes()
     scratch = Path(tempfile.mkdtemp(prefix="bk-oracle-", dir=po.scratch_root()))
     try:
         worlds = po.Worlds(scratch)
         rows: dict[str, Counter[str]] = defaultdict(Counter)
         by_rule: Counter[str] = Counter()
+        stopped: list[str] = []
         for state in po.STATES:
             commands = [r.command for r in recorded]
             decisions = po.guard_decisions(worlds, state, commands, scratch, src=src)
@@ -77,9 +79,13 @@ def report(src: str | None) -> int:
                 c["losing" if lost else "harmless"] += 1
                 if lost and not denied:
                     c["let through"] += 1
+                    stopped.append(f"LET THROUGH ({state}) {r.command!r}: {d['verdict']} "
+                                   f"{d['rule_id']}")
                 if not lost and denied:
                     c["denied"] += 1
                     by_rule[f"{d['verdict']} {d['rule_id']} ({state})"] += 1
+                    stopped.append(f"{d['rule_id']} ({state}) {r.command!r}: "
+                                   f"{' '.join(d.get('reason', '').split())[:160]}")
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
     total: Counter[str] = Counter()
@@ -94,6 +100,10 @@ def report(src: str | None) -> int:
     print("\nharmless command x world pairs denied or asked, by rule (and world):")
     for rule, n in by_rule.most_common():
         print(f"  {n:>5} {rule}")
+    if listing:
+        print("\neach harmless pair denied or asked:")
+        for line in sorted(stopped):
+            print(f"  {line}")
     return 0
 
 
@@ -102,12 +112,15 @@ def main() -> int:
     ap.add_argument("what", choices=["record", "report"])
     ap.add_argument("--jobs", type=int, default=2, help="commands run at once (record)")
     ap.add_argument("--src", default=None, help="the src directory of the guard to measure")
+    ap.add_argument("--list", action="store_true",
+                    help="print each harmless pair denied or asked, with the reason, and each "
+                         "losing pair let through (report)")
     args = ap.parse_args()
     why = po.sandbox.available()
     if why is not None:
         print(f"no sandbox: {why}", file=sys.stderr)
         return 4
-    return record(args.jobs) if args.what == "record" else report(args.src)
+    return record(args.jobs) if args.what == "record" else report(args.src, args.list)
 
 
 if __name__ == "__main__":

@@ -1,7 +1,7 @@
 """Ask the command guard about each command, inside the sandbox, on the untouched world.
 
 Run with the Python that has branchkeeper installed: ``python guard.py`` reads a JSON list of
-commands on stdin and prints one JSON list of ``{"verdict", "rule_id", "hook"}``: what
+commands on stdin and prints one JSON list of ``{"verdict", "rule_id", "reason", "hook"}``: what
 ``decide_command`` (``branchkeeper check``) decides for it in the main worktree, and what the
 PreToolUse hook would answer (``allow`` when its fast path skips the guard). The guard sees
 the same paths, ``HOME`` and ``TMPDIR`` as the command does when the oracle runs it.
@@ -23,7 +23,8 @@ def main() -> None:
     for command in json.load(sys.stdin):
         d = decide_command(command, cwd=CWD)
         hook = d.verdict.value if needs_guard(command, cwd=CWD) else "allow"
-        out.append({"verdict": d.verdict.value, "rule_id": d.rule_id, "hook": hook})
+        out.append({"verdict": d.verdict.value, "rule_id": d.rule_id, "reason": d.reason,
+                    "hook": hook})
     json.dump(out, sys.stdout)
 
 
