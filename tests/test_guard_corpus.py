@@ -309,9 +309,10 @@ CASES += [("under", c, A, "") for c in FED_RM_OK]
 CASES += [("under", c, D, RMW) for c in ("find . -exec rm -rf {} +", "find .. -type f -exec rm -f {} +")]
 CASES += [("under", "find ../wt/dirty -delete", D, WT)]  # all of it: the worktree goes
 CASES += [("kinds-clean", "ls | xargs rm -f", A, "")]
-# ... and everything under the top goes, branchkeeper's records in .git/ with it: asked (issue 19)
-CASES += [("kinds-clean", c, "ask", "R-BRANCHKEEPER-TAMPER") for c in ("find . -exec rm -rf {} +",
-                                                                      "find . -type f -exec rm -f {} +", "find . -delete")]
+# ... and everything under the top goes, .git/ with it: allowed when all its commits are pushed
+# and branchkeeper keeps only rebuilt caches there (a journal is asked: test_guard_pushed_tags.py)
+CASES += [("kinds-clean", c, A, "") for c in ("find . -exec rm -rf {} +",
+                                              "find . -type f -exec rm -f {} +", "find . -delete")]
 
 # Second round of outside testing (issue 6): brace expansions that make a command name or an
 # option, expansions ahead of the subcommand, option abbreviations, find -delete and bracket
@@ -744,7 +745,7 @@ def test_peer_corpus_whole(peer_worlds: peer_oracle.Worlds) -> None:
 
 #: Harmless command x world pairs of the whole corpus the guard denies or asks about, as
 #: docs/guard.md reports them by rule (commands it cannot read, a tag it cannot see pushed).
-HARMLESS_DENIED_CEILING = 580
+HARMLESS_DENIED_CEILING = 355
 
 
 def test_peer_oracle_reproduces(peer_worlds: peer_oracle.Worlds) -> None:

@@ -20,7 +20,7 @@ from tests.guardworld import world  # noqa: F401 (fixture)
 
 A, D = ("allow", ""), "deny"
 RMW = "R-RM-WORK-AT-RISK"
-ASKED = ("ask", "R-BRANCHKEEPER-TAMPER")
+GONE = ("deny", "R-RM-REPOSITORY")
 
 #: (command, decision in kinds/, decision in kinds-clean/): rm skips `/` (POSIX; GNU's default
 #: --preserve-root) and every operand whose last component is `.` or `..`, removing nothing.
@@ -33,11 +33,12 @@ ROOT_AND_DOT: list[tuple[str, tuple[str, str], tuple[str, str]]] = [
     # ... but what rm does remove is judged as before: the other operands, --no-preserve-root
     # (any abbreviation), busybox's rm (no such check), and code, which removes what it is told
     ("rm -rf / src", (D, RMW), A), ("rm -rf . src", (D, RMW), A), ("rm -rf ./src", (D, RMW), A),
-    ("rm -rf --no-preserve-root /", (D, RMW), ASKED), ("rm -rf --no-pres /", (D, RMW), ASKED),
-    ("busybox rm -rf /", (D, RMW), ASKED), ("rm -rf --no-preserve-root .", (D, RMW), ASKED),
-    ("python3 -c 'import shutil; shutil.rmtree(\"/\")'", (D, RMW), ASKED),
-    ("python3 -c 'import shutil; shutil.rmtree(\".\")'", (D, RMW), ASKED),
-    ("node -e 'require(\"fs\").rmSync(\".\", {recursive: true})'", (D, RMW), ASKED),
+    # (`/` takes the remote, a directory on this machine, with it: nothing holds the commits)
+    ("rm -rf --no-preserve-root /", (D, RMW), GONE), ("rm -rf --no-pres /", (D, RMW), GONE),
+    ("busybox rm -rf /", (D, RMW), GONE), ("rm -rf --no-preserve-root .", (D, RMW), A),
+    ("python3 -c 'import shutil; shutil.rmtree(\"/\")'", (D, RMW), GONE),
+    ("python3 -c 'import shutil; shutil.rmtree(\".\")'", (D, RMW), A),
+    ("node -e 'require(\"fs\").rmSync(\".\", {recursive: true})'", (D, RMW), A),
 ]
 
 

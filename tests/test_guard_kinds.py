@@ -23,18 +23,15 @@ from tests.hookutil import hook_in_process
 A, D = ("allow", ""), "deny"
 RMW, REPO, PUSHF = "R-RM-WORK-AT-RISK", "R-RM-REPOSITORY", "R-GIT-PUSH-FORCE-OVERWRITE"
 TAG, DISC, UNP = "R-GIT-TAG-DELETE", "R-GIT-DISCARD-CHANGES", "R-GIT-UNPARSED-DESTRUCTIVE"
-#: Deleting a whole git directory also deletes branchkeeper's own records there (the journal,
-#: bundles, the config cache): asked of a person even when no commit would be lost (issue 19).
-ASKED = ("ask", "R-BRANCHKEEPER-TAMPER")
 
 #: (command, decision in kinds/, decision in kinds-clean/)
 KINDS: list[tuple[str, tuple[str, str], tuple[str, str]]] = [
     # the main worktree: rm, find -delete, find -exec rm, their bash -c / $(...) forms
     ("rm -rf src", (D, RMW), A), ("rm -rf *", (D, RMW), A), ("rm -r src/", (D, RMW), A),
     ("bash -c 'rm -rf src'", (D, RMW), A), ("echo $(rm -rf src)", (D, RMW), A),
-    ("find . -delete", (D, RMW), ASKED), ("find . -exec rm -rf {} +", (D, RMW), ASKED),
-    ("find src -name '*.py' -exec rm {} +", (D, RMW), A), ("find . -exec rm -f {} \\;", (D, RMW), ASKED),
-    ("find . -type f -delete", (D, RMW), ASKED), ("find src -name new.py | xargs rm", (D, RMW), A),
+    ("find . -delete", (D, RMW), A), ("find . -exec rm -rf {} +", (D, RMW), A),
+    ("find src -name '*.py' -exec rm {} +", (D, RMW), A), ("find . -exec rm -f {} \\;", (D, RMW), A),
+    ("find . -type f -delete", (D, RMW), A), ("find src -name new.py | xargs rm", (D, RMW), A),
     # plain rm of a file with uncommitted changes, several files, untracked or ignored ones
     ("rm file.txt", (D, RMW), A), ("rm -f file.txt", (D, RMW), A), ("rm -f notes.txt README.md", (D, RMW), A),
     ("rm .env", (D, RMW), A), ("unlink file.txt", (D, RMW), A), ("shred -u file.txt", (D, RMW), A),
@@ -43,7 +40,7 @@ KINDS: list[tuple[str, tuple[str, str], tuple[str, str]]] = [
     ("rm README.md", A, A), ("rm -rf build", A, A), ("rm docs/guide.md", A, A), ("rm -rf nothing-here", A, A),
     ("find . -name '*.o' -delete", A, A), ("echo build | xargs rm -rf", A, A),
     # the repository itself
-    ("rm -rf .git", (D, REPO), ASKED), ("rm -rf .git/objects", (D, REPO), A), ("rm -f .git/index.lock", A, A),
+    ("rm -rf .git", (D, REPO), A), ("rm -rf .git/objects", (D, REPO), A), ("rm -f .git/index.lock", A, A),
     # git rm -f
     ("git rm -f file.txt", (D, DISC), A), ("git rm -rf .", (D, DISC), A), ("git rm --cached -f file.txt", A, A),
     ("git rm -f README.md", A, A), ("git rm -n -f file.txt", A, A),
@@ -75,10 +72,10 @@ KINDS: list[tuple[str, tuple[str, str], tuple[str, str]]] = [
     # spellings the peer corpus still got through (tests/corpus): words after a redirect, find
     # primaries from an expansion or from xargs, git's subcommand from xargs, a shell rc file,
     # a glob with more matches than can be judged one by one
-    ("git >/dev/null reset --hard", (D, DISC), A), ("find . -del$(printf ete)", (D, RMW), ASKED),
-    ("printf '%s\\n' -delete | xargs find .", (D, RMW), ASKED), ("printf 'reset --hard' | xargs git", (D, DISC), A),
+    ("git >/dev/null reset --hard", (D, DISC), A), ("find . -del$(printf ete)", (D, RMW), A),
+    ("printf '%s\\n' -delete | xargs find .", (D, RMW), A), ("printf 'reset --hard' | xargs git", (D, DISC), A),
     ("echo 'git reset --hard' > /tmp/rc; bash --rcfile /tmp/rc -i s.sh", (D, UNP), (D, UNP)),
-    ("find {W}/kinds -depth -delete", (D, RMW), ASKED), ("rm -rf /*/*", (D, UNP), (D, UNP)),
+    ("find {W}/kinds -depth -delete", (D, RMW), A), ("rm -rf /*/*", (D, UNP), (D, UNP)),
     ("f0() { rm -rf src; }; " + "".join(f"f{i}() {{ {'; '.join([f'f{i - 1}'] * 6)}; }}; " for i in range(1, 9)) + "f8",
      (D, UNP), (D, UNP)),
     # harmless commands it used to deny, and misreads
@@ -126,10 +123,7 @@ def test_text_rm_repository(world: Path) -> None:
         "  - refs/heads/main\n  - refs/heads/topic\n  - refs/tags/v1\n\n"
         "Push the work first (git push -u origin '<branch>' for each branch, git push origin --tags), "
         f"or keep everything in a bundle outside the repository (git -C {k} bundle create ../keep.bundle "
-        "--all); then delete. Or ask a human.\n\n"
-        f"Also [R-BRANCHKEEPER-TAMPER]: `rm -rf .git` would change branchkeeper's journal, bundles, "
-        f"archives and state ({k}/.git/branchkeeper). An agent may not loosen or switch off the guard "
-        "that keeps its work from being lost; a person decides.\n\n" + BRANCH_LIMIT_PRINCIPLE)
+        "--all); then delete. Or ask a human.\n\n" + BRANCH_LIMIT_PRINCIPLE)
 
 
 def test_text_force_push(world: Path) -> None:

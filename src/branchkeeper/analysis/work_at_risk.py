@@ -87,12 +87,33 @@ class Unpushed(NamedTuple):
     commits: int
 
 
-def unpushed_work(repo: Repo) -> Unpushed:
+def _unpushed(cwd: str, tips: Sequence[str], held: Sequence[str], gone: Sequence[str]
+              ) -> set[str]:
+    """The commits reachable from ``tips`` and from no remote-tracking ref (but those of the
+    remotes ``gone``) nor ``held`` commit (one ``rev-list``)."""
+    ex = [f"--exclude={name}/*" for name in gone]
+    return set(run_git(["rev-list", *dict.fromkeys(tips), "--not", *ex, "--remotes", *held,
+                        "--"], cwd=cwd, timeout=GUARD_TIMEOUT_S).text.split())
+
+
+def _beneath(path: str, dirs: Sequence[str]) -> bool:
+    real = os.path.realpath(path)
+    return any(real == d or real.startswith(d.rstrip("/") + "/")
+               for d in (os.path.realpath(x) for x in dirs))
+
+
+def unpushed_work(repo: Repo, deleted: Sequence[str] = ()) -> Unpushed:
     """Commits of ``repo`` that would be lost with its git directory: those reachable from a
-    local branch, a tag, a stash entry or a worktree's HEAD and from no remote-tracking ref.
-    One ``for-each-ref``, one ``rev-list``; one ``reflog`` when a stash exists and one
-    ``worktree list`` when linked worktrees do. Raises GitError."""
+    local branch, a tag, a stash entry or a worktree's HEAD and from no remote-tracking ref,
+    nor from a tag that a remote on this machine holds at the same commit
+    (:mod:`branchkeeper.analysis.remote_tags`). ``deleted``: the directories the same command
+    removes whole (absolute); a remote on this machine that lies in one of them holds nothing,
+    its tracking refs included. One ``for-each-ref``, one ``git config``, one ``rev-list``; one
+    ``reflog`` when a stash exists and one ``worktree list`` when linked worktrees do; when a
+    tag holds such commits, one ``for-each-ref`` per remote that is a directory here (plus one
+    ``rev-list`` when one of them holds it). Raises GitError."""
     from branchkeeper.analysis.guard_facts import read_worktrees
+    from branchkeeper.analysis.remote_tags import path_remotes, tags_held_by
 
     cwd = repo.root
     listed = run_git(["for-each-ref", "--format=%(refname)%00%(objectname)%00%(*objectname)",
@@ -114,7 +135,14 @@ def unpushed_work(repo: Repo) -> Unpushed:
     every = [*tips.values(), *stash]
     if not every:
         return Unpushed((), 0, 0)
-    found = set(run_git(["rev-list", *dict.fromkeys(every), "--not", "--remotes", "--"],
-                        cwd=cwd, timeout=GUARD_TIMEOUT_S).text.split())
+    remotes = path_remotes(repo)
+    gone = [n for n, d in remotes.items() if deleted and _beneath(d, deleted)]
+    kept = {n: d for n, d in remotes.items() if n not in gone}
+    found = _unpushed(cwd, every, (), gone)
+    tags = {r: t for r, t in tips.items() if r.startswith("refs/tags/") and t in found}
+    pushed = tags_held_by(kept, tags) if tags and kept else frozenset()
+    if pushed:  # a pushed tag leaves no local trace: the remotes that are directories here tell
+        found = _unpushed(cwd, every, [tags[r] for r in pushed], gone)
     refs = tuple(r for r, t in tips.items() if t in found)
     return Unpushed(refs, sum(1 for s in stash if s in found), len(found))
+

@@ -61,10 +61,14 @@ def deletion_decisions(items: Sequence[Deleted], repos: GuardRepos, cwd: str
                                     _config(repos, root))
                  for root, s in specs.items()}
         unpushed: dict[str, Unpushed] = {}
+        # what the command removes whole: a remote on this machine in there goes along
+        whole = [*(p for d, _ in plans for p in d.paths),
+                 *(s for d, _ in plans for scope, _ in d.scopes for s in scope.starts
+                   if s.startswith("/"))]
         for _, hits in plans:
             for h in hits:
                 if h.git_dir and h.repo.common_dir not in unpushed and _mode(repos, h) != "off":
-                    unpushed[h.repo.common_dir] = unpushed_work(h.repo)
+                    unpushed[h.repo.common_dir] = unpushed_work(h.repo, whole)
     except (BranchkeeperError, ValueError) as exc:
         why = git_failed(exc) if isinstance(exc, BranchkeeperError) else str(exc)
         return [unparsed_decision(f"`{describe(d.inv)}` deletes files",

@@ -276,6 +276,16 @@ def _superseded(facts: GuardFacts, contained: list[tuple[str, str]]) -> list[tup
     return out
 
 
+def _not_on_path_remotes(facts: GuardFacts, gone: list[tuple[str, str]]
+                         ) -> list[tuple[str, str]]:
+    """The (tag, commit) pairs of ``gone`` that no remote on this machine holds (a pushed tag
+    leaves no local trace; :mod:`branchkeeper.analysis.remote_tags`)."""
+    from branchkeeper.analysis.remote_tags import path_remotes, tags_held_by
+
+    held = tags_held_by(path_remotes(facts.repo), dict(gone))
+    return [(r, t) for r, t in gone if r not in held]
+
+
 def _judge_destructions(facts: GuardFacts, items: list[tuple[Destruction, GitInvocation]],
                         every: list[Destruction]) -> list[Decision]:
     cfg = facts.config.branches
@@ -315,6 +325,8 @@ def _judge_destructions(facts: GuardFacts, items: list[tuple[Destruction, GitInv
         lost, count = unreachable_tips(facts.repo, all_tips, excluded_refs=excluded)
     for d, g in force_items:
         gone = [(r, tips[r]) for r in d.refs if r in tips and tips[r] in lost]
+        if d.kind == "tag_delete" and gone and cfg.force_removal.mode != "off":
+            gone = _not_on_path_remotes(facts, gone)
         if d.kind == "branch_overwrite" and gone and d.new_value and g.cwd \
                 and cfg.force_removal.mode != "off":
             # the new value keeps the old tip (a fast-forward): nothing is lost

@@ -53,11 +53,13 @@ CONFIG_NAME = ".branchkeeper.yaml"
 class Protected(NamedTuple):
     """A path whose change could weaken branchkeeper: ``path`` (absolute; a directory covers
     everything under it), ``what`` it is (for the message) and ``kind``: ``config``,
-    ``settings`` (a host's JSON hook settings), ``state``."""
+    ``settings`` (a host's JSON hook settings), ``state``; ``repo``: the common git directory of
+    the repository it serves (None for user-level items, which serve every repository)."""
 
     path: str
     what: str
     kind: str
+    repo: str | None = None
 
 
 #: Host hook files under a worktree (relative) or the home directory, with what they are.
@@ -91,18 +93,21 @@ def protected_paths(cwd: str, *, home: str | None,
                                               *linked_worktree_paths(repo)) if t))
         common = repo.common_dir
         out += [Protected(posixpath.join(common, "branchkeeper"),
-                          "branchkeeper's journal, bundles, archives and state", "state"),
+                          "branchkeeper's journal, bundles, archives and state", "state", common),
                 Protected(posixpath.join(common, "refs", "branchkeeper"),
-                          "branchkeeper's refs (pinned, kept, undo)", "state"),
-                Protected(posixpath.join(common, "packed-refs"), "the repository's refs", "state"),
+                          "branchkeeper's refs (pinned, kept, undo)", "state", common),
+                Protected(posixpath.join(common, "packed-refs"), "the repository's refs", "state",
+                          common),
                 Protected(posixpath.join(common, "config"),
-                          "the repository's git config (branchkeeper's branch records)", "state"),
+                          "the repository's git config (branchkeeper's branch records)", "state",
+                          common),
                 Protected(posixpath.join(common, "hooks", "reference-transaction"),
-                          "branchkeeper's git hook", "state")]
+                          "branchkeeper's git hook", "state", common)]
     for top in tops:
         out.append(Protected(posixpath.join(top, CONFIG_NAME), "the branchkeeper policy",
-                             "config"))
-        out += [Protected(posixpath.join(top, rel), what, kind) for rel, what, kind in _HOST_FILES]
+                             "config", repo.common_dir if repo else None))
+        out += [Protected(posixpath.join(top, rel), what, kind, repo.common_dir if repo else None)
+                for rel, what, kind in _HOST_FILES]
     if home:
         out += [Protected(posixpath.join(home, rel), what.replace("settings", "user settings", 1),
                           kind) for rel, what, kind in _HOST_FILES if not rel.startswith("hooks/")]
@@ -305,6 +310,34 @@ def _code_writes_protected(inv: Invocation) -> bool:
     return any(n in code for n in _CODE_NAMES) and any(w in code for w in _CODE_WRITES)
 
 
+#: What branchkeeper keeps in ``<common dir>/branchkeeper`` that is rebuilt on demand: caches,
+#: the last sweep's summary, the lock directory (state/).
+_REBUILT = frozenset({"config-cache.json", "commits.bin", "walk.bin", "last-sweep.json", "locks"})
+
+
+def _no_record_goes(item: Protected, gone: str) -> bool:
+    """Whether deleting the directory ``gone`` whole, which holds the entire git directory of
+    the repository ``item`` serves, deletes no branchkeeper record with ``item``: the state
+    directory holds only what is rebuilt on demand (no journal, bundle, archive or hold), the
+    git config and ``packed-refs`` name nothing of branchkeeper's. The repository's refs under
+    ``refs/branchkeeper/`` and its git hook stay asked, as does anything a worktree holds."""
+    common = item.repo
+    if common is None or not under(common, gone) or not item.path.startswith(common + "/"):
+        return False
+    name = item.path[len(common) + 1:]
+    try:
+        if name == "branchkeeper":
+            inside = os.listdir(item.path)
+            return set(inside) <= _REBUILT and not os.listdir(os.path.join(item.path, "locks")) \
+                if "locks" in inside else set(inside) <= _REBUILT
+        if name in ("config", "packed-refs"):
+            with open(item.path, "rb") as f:
+                return b"branchkeeper" not in f.read(1 << 20)
+    except OSError:
+        return False
+    return False
+
+
 def tamper_in(parsed: ParsedCommand, cwd: str, *, home: str | None,
               env: Mapping[str, str] | None = None) -> list[Decision]:
     """``R-BRANCHKEEPER-TAMPER`` for a shell command: every protected path it writes (however
@@ -337,9 +370,12 @@ def tamper_in(parsed: ParsedCommand, cwd: str, *, home: str | None,
                 break
         else:
             # a directory deleted or moved away takes what is protected beneath it along
-            beneath = [(p, w) for w in [*wholes.get(id(inv), ()), *moved_sources(inv)]
+            # (R-RM-REPOSITORY judges the commits of a repository deleted whole)
+            gone = wholes.get(id(inv), ())
+            beneath = [(p, w) for w in [*gone, *moved_sources(inv)]
                        for p in protected
-                       if under(p.path, w) and os.path.lexists(p.path)]
+                       if under(p.path, w) and os.path.lexists(p.path)
+                       and not (w in gone and _no_record_goes(p, w))]
             if beneath:
                 out.append(tamper_decision(how, beneath[0][0], beneath[0][0].path))
     return out

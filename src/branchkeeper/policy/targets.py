@@ -120,7 +120,7 @@ def deletions(parsed: ParsedCommand, cwd: str) -> list[Deleted]:
                     rm_spares_root(inv):
                 continue  # rm refuses the root directory
             if isinstance(t, tuple) and len(t) == 2:  # (scope, recursive) of a find
-                hits += _find_hits(t[0], recursive=t[1])
+                hits += _find_hits(t[0], recursive=t[1], cwd=inv.cwd or cwd)
                 scopes.append(t)
             elif t.dynamic:
                 unknown.append(t.path)
@@ -225,14 +225,15 @@ def reach(path: str, *, recursive: bool, cwd: str | None, linked: bool = False) 
     return hits
 
 
-def _find_hits(scope: FindScope, *, recursive: bool) -> list[Hit]:
-    """What a deletion of the paths ``find`` selects reaches: everything at or under each
-    starting point, then narrowed to what its ``-name`` tests and ``-type f`` select."""
+def _find_hits(scope: FindScope, *, recursive: bool, cwd: str) -> list[Hit]:
+    """What a deletion of the paths ``find`` (run in ``cwd``) selects reaches: everything at or
+    under each starting point (with the repository around ``cwd`` when it lies there, as for
+    ``rm``), then narrowed to what its ``-name`` tests and ``-type f`` select."""
     out: list[Hit] = []
     for start in scope.starts:
         if not start.startswith("/"):
             continue  # an unknown directory: denied as unread by the caller's unknown
-        for h in reach(start, recursive=True, cwd=start, linked=True):
+        for h in reach(start, recursive=True, cwd=cwd, linked=True):
             git_dir = h.git_dir and (scope.names is None or _matches(".git", scope.names))
             out.append(h._replace(git_dir=git_dir, scope=scope, recursive=recursive))
     return out
