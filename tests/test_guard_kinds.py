@@ -78,6 +78,17 @@ KINDS: list[tuple[str, tuple[str, str], tuple[str, str]]] = [
     ("find {W}/kinds -depth -delete", (D, RMW), A), ("rm -rf /*/*", (D, UNP), (D, UNP)),
     ("f0() { rm -rf src; }; " + "".join(f"f{i}() {{ {'; '.join([f'f{i - 1}'] * 6)}; }}; " for i in range(1, 9)) + "f8",
      (D, UNP), (D, UNP)),
+    # the work tree's own diff applied in reverse; a patch from elsewhere, checks and the
+    # index alone are not judged
+    ("git diff | git apply -R", (D, DISC), A), ("git diff -- file.txt | git apply --reverse", (D, DISC), A),
+    ("git diff -- README.md | git apply -R", A, A), ("git diff | git apply -R --check", A, A),
+    ("git diff | git apply -R --cached", A, A), ("git diff | git apply", A, A),
+    ("git apply -R fix.patch", A, A), ("cat fix.patch | git apply -R", A, A),
+    # a reset git refuses changes nothing: no such commit, or paths after `--` (an expansion
+    # there may be empty, and then the reset goes ahead)
+    ("git reset --hard no-such-rev", A, A), ("git reset --hard HEAD~50", A, A),
+    ("git reset --merge no-such-rev", A, A), ("git reset --hard -- file.txt", A, A),
+    ("git reset --hard -- $NOT_SET_ANYWHERE", (D, DISC), A), ("git reset --hard HEAD", (D, DISC), A),
     # harmless commands it used to deny, and misreads
     ("rm -rf $TMPDIR/build", A, A), ('rm -rf "$HOME/tmp/x"', A, A), ("find . -exec echo -delete \\; -print", A, A),
     ("find . -gid -delete", A, A), ("git restore --help", A, A), ("git restore -h", A, A),
@@ -188,3 +199,14 @@ def test_check_and_hook_answer_alike(world: Path, monkeypatch: pytest.MonkeyPatc
                     (checked["verdict"], checked["text"]), (repo, command)
             else:
                 assert (code, ran.stdout) == (0, b""), (repo, command, ran.stdout)
+
+
+def test_text_reversed_diff(world: Path) -> None:
+    k = f"{world}/kinds"
+    d = decide_command("git diff -- file.txt | git apply --reverse", cwd=k)
+    assert d.text == (
+        f"[R-GIT-DISCARD-CHANGES] `git apply --reverse` would discard uncommitted work in {k} "
+        "(changes to tracked files):\n  - file.txt\n\n"
+        f"Commit the work first (git -C {k} add -A && git -C {k} commit) or stash it (git -C {k} "
+        "stash push --include-untracked), then run the command again; or ask a human.\n\n"
+        + BRANCH_LIMIT_PRINCIPLE)

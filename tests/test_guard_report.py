@@ -44,7 +44,8 @@ def test_text_consent(world: Path) -> None:
 def test_text_rm_expansion(world: Path) -> None:
     before = processes_started()
     d = decide_command("rm -rf $X", cwd=str(world / "atcap"))
-    # one status of the one worktree, and what the repository holds that no remote does
+    # one status of the one worktree, and what the repository holds that no remote does (its
+    # targets unknown, no remote is read)
     assert processes_started() - before == 3
     assert d.reason == (
         "`rm -rf $X` deletes '$X', but the guard cannot tell exactly what it would destroy: the "

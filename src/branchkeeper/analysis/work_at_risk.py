@@ -108,10 +108,11 @@ def unpushed_work(repo: Repo, deleted: Sequence[str] = ()) -> Unpushed:
     nor from a tag that a remote on this machine holds at the same commit
     (:mod:`branchkeeper.analysis.remote_tags`). ``deleted``: the directories the same command
     removes whole (absolute); a remote on this machine that lies in one of them holds nothing,
-    its tracking refs included. One ``for-each-ref``, one ``git config``, one ``rev-list``; one
-    ``reflog`` when a stash exists and one ``worktree list`` when linked worktrees do; when a
-    tag holds such commits, one ``for-each-ref`` per remote that is a directory here (plus one
-    ``rev-list`` when one of them holds it). Raises GitError."""
+    its tracking refs included. One ``for-each-ref``, one ``rev-list``; one ``git config`` when
+    ``deleted`` is given or a tag holds such commits; one ``reflog`` when a stash exists and one
+    ``worktree list`` when linked worktrees do; when a tag holds such commits, one
+    ``for-each-ref`` per remote that is a directory here (plus one ``rev-list`` when one of
+    them holds it). Raises GitError."""
     from branchkeeper.analysis.guard_facts import read_worktrees
     from branchkeeper.analysis.remote_tags import path_remotes, tags_held_by
 
@@ -135,11 +136,13 @@ def unpushed_work(repo: Repo, deleted: Sequence[str] = ()) -> Unpushed:
     every = [*tips.values(), *stash]
     if not every:
         return Unpushed((), 0, 0)
-    remotes = path_remotes(repo)
-    gone = [n for n, d in remotes.items() if deleted and _beneath(d, deleted)]
-    kept = {n: d for n, d in remotes.items() if n not in gone}
+    remotes = path_remotes(repo) if deleted else None
+    gone = [n for n, d in (remotes or {}).items() if _beneath(d, deleted)]
     found = _unpushed(cwd, every, (), gone)
     tags = {r: t for r, t in tips.items() if r.startswith("refs/tags/") and t in found}
+    if tags and remotes is None:
+        remotes = path_remotes(repo)
+    kept = {n: d for n, d in (remotes or {}).items() if n not in gone}
     pushed = tags_held_by(kept, tags) if tags and kept else frozenset()
     if pushed:  # a pushed tag leaves no local trace: the remotes that are directories here tell
         found = _unpushed(cwd, every, [tags[r] for r in pushed], gone)

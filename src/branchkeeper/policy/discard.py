@@ -14,10 +14,16 @@ from collections.abc import Sequence
 from branchkeeper.analysis.guard_facts import discardable, is_commitish, read_tips
 from branchkeeper.errors import BranchkeeperError
 from branchkeeper.policy.decision import ALLOW, Decision, Verdict, listed
-from branchkeeper.policy.discard_plan import clean_enters_repositories, stash_then_drop
+from branchkeeper.policy.discard_plan import (
+    clean_enters_repositories,
+    reset_target,
+    reset_with_paths,
+    stash_then_drop,
+)
 from branchkeeper.policy.facts import GuardRepos, git_failed
 from branchkeeper.policy.plan import Plan, describe, glob_only
 from branchkeeper.policy.unread import unparsed_decision
+from branchkeeper.shell.model import GitInvocation
 from branchkeeper.shell.quoting import git_cmd, shell_quote
 
 R_DISCARD = "R-GIT-DISCARD-CHANGES"
@@ -129,6 +135,8 @@ def discard_decisions(plan: Plan, repos: GuardRepos, unparsed: str) -> list[Deci
                                     work_tree=g.work_tree, staged_only=x.kind == "reset_merge")
                 if x.kind == "clean" and not clean_enters_repositories(g):
                     found = [f for f in found if not _only_repositories(os.path.join(where, f))]
+                if found and x.kind in ("reset_hard", "reset_merge") and _git_refuses(g):
+                    continue
             out.append(discard_decision(x.kind, where, found, how=how, ignored=x.ignored,
                                         mode=facts.config.branches.force_removal.mode))
         except (BranchkeeperError, ValueError) as exc:
@@ -136,6 +144,17 @@ def discard_decisions(plan: Plan, repos: GuardRepos, unparsed: str) -> list[Deci
             out.append(unparsed_decision(f"`{how}` discards work",
                                          f"git could not answer ({why})"))
     return out
+
+
+def _git_refuses(g: GitInvocation) -> bool:
+    """Whether git refuses this ``reset --hard``/``--merge`` and changes nothing: a literal
+    pathspec after ``--`` (git: "Cannot do hard reset with paths"), or a commit operand that
+    names no commit (one ``rev-parse --verify``; git then reads it as a path, and refuses the
+    same way)."""
+    if reset_with_paths(g):
+        return True
+    rev = reset_target(g)
+    return rev is not None and not is_commitish(g.cwd or ".", rev, git_dir=g.git_dir)
 
 
 def pathspecs_from(name: str, cwd: str, *, nul: bool) -> tuple[str, ...] | None:

@@ -169,6 +169,35 @@ def discard(g: GitInvocation) -> Discard | None:
     return None
 
 
+_APPLY = gitopts.spec(
+    "R|reverse |check |stat |numstat |summary |cached |index 3|3way |build-fake-ancestor= "
+    "|apply |no-add |allow-binary-replacement |binary |exclude= |include= |ignore-space-change "
+    "|ignore-whitespace |whitespace= |inaccurate-eof v|verbose q|quiet |recount |directory= "
+    "|unsafe-paths |allow-empty |reject z p= C= |unidiff-zero"
+)
+_DIFF_READ = frozenset({"diff"})
+
+
+def reversed_diff(g: GitInvocation, feeder: GitInvocation | None) -> Discard | None:
+    """``git diff [-- PATHS] | git apply -R`` (issue 17): applying the work tree's own diff in
+    reverse puts every changed tracked file back as the index (or ``HEAD``) has it, like
+    ``checkout -- PATHS``. Judged only when ``apply -R`` reads its patch from a pipe that a
+    ``git diff`` feeds (a patch file, or another feeder, reverses what it holds, which need
+    not be uncommitted work); ``--check``/``--stat``/``--numstat``/``--summary`` apply
+    nothing, ``--cached`` changes only the index."""
+    if g.subcommand != "apply" or feeder is None or feeder.subcommand not in _DIFF_READ:
+        return None
+    p = gitopts.parse(g.args, g.args_dynamic, _APPLY)
+    if not p.has("reverse") or p.has("check", "stat", "numstat", "summary", "cached"):
+        return None
+    if any(t != "-" for t, _ in p.operands):
+        return None  # the patch comes from a file
+    d = gitopts.parse(feeder.args, feeder.args_dynamic, gitopts.spec(""))
+    paths = tuple(t for t, _ in d.operands[d.after_dashdash:]) \
+        if d.after_dashdash is not None else ()
+    return Discard("checkout_paths", paths, False, False, g.dynamic or feeder.dynamic)
+
+
 # -- shapes added after the tester's report (issue 5 follow-up) ---------------------------------
 _STASH = gitopts.spec(
     "p|patch S|staged k|keep-index |no-keep-index q|quiet u|include-untracked "
@@ -228,3 +257,15 @@ def reset_target(g: GitInvocation) -> str | None:
     if not p.has("hard", "keep", "merge"):
         return None  # --soft and --mixed keep every change in the index or the work tree
     return None if dyn else rev
+
+
+def reset_with_paths(g: GitInvocation) -> bool:
+    """``git reset --hard|--merge|--keep -- PATHS`` with a literal path after ``--``: git
+    refuses such a reset ("Cannot do hard reset with paths") and changes nothing. An operand
+    from an expansion may expand to nothing, so it does not count."""
+    if g.subcommand != "reset":
+        return False
+    p = gitopts.parse(g.args, g.args_dynamic, _RESET)
+    if not p.has("hard", "merge", "keep") or p.after_dashdash is None:
+        return False
+    return any(not dyn for _, dyn in p.operands[p.after_dashdash:])

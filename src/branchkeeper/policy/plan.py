@@ -14,7 +14,7 @@ import re
 from collections.abc import Iterable
 from typing import NamedTuple
 
-from branchkeeper.policy.discard_plan import Discard, discard
+from branchkeeper.policy.discard_plan import Discard, discard, reversed_diff
 from branchkeeper.shell.gitargv import (
     Creation,
     Destruction,
@@ -61,7 +61,9 @@ def plan_command(parsed: ParsedCommand) -> Plan:
     evacuations: list[tuple[Evacuation, GitInvocation]] = []
     discards: list[tuple[Discard, GitInvocation]] = []
     pushes: list[tuple[ForcePush, GitInvocation]] = []
-    for g in git_invocations(parsed):
+    gits = git_invocations(parsed)
+    fed_by = {id(d): g for g in gits for d in g.invocation.downstream}
+    for g in gits:
         if asks_help(g):
             continue  # git prints the subcommand's usage or manual and does nothing else
         pushes.extend((f, g) for f in force_pushes(g))
@@ -73,7 +75,7 @@ def plan_command(parsed: ParsedCommand) -> Plan:
         e = evacuation(g)
         if e is not None:
             evacuations.append((e, g))
-        x = discard(g)
+        x = discard(g) or reversed_diff(g, fed_by.get(id(g.invocation)))
         if x is not None:
             discards.append((x, g))
     rms = tuple((t, inv) for inv in parsed.invocations for t in rm_recursive_targets(inv))

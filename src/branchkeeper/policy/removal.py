@@ -18,6 +18,7 @@ from branchkeeper.analysis.guard_facts import (
     WorktreeContents,
     current_branch,
     is_ancestor,
+    is_commitish,
     read_tips,
     read_worktree_contents,
     unreachable_tips,
@@ -362,7 +363,8 @@ def reset_decisions(resets: Sequence[tuple[GitInvocation, str]], repos: GuardRep
                     ) -> list[Decision]:
     """``reset --hard|--keep|--merge|--soft|--mixed <commit>`` moves the current branch of its
     worktree: judged like ``R-GIT-BRANCH-OVERWRITE`` of that branch (one ``symbolic-ref``, the
-    ref table, one ``rev-list``, one ``merge-base --is-ancestor``) (item 6)."""
+    ref table, one ``rev-list``, one ``merge-base --is-ancestor``, and before a deny one
+    ``rev-parse --verify``: a commit that does not exist moves nothing) (item 6)."""
     out: list[Decision] = []
     for g, rev in resets:
         how = describe(g)
@@ -385,6 +387,8 @@ def reset_decisions(resets: Sequence[tuple[GitInvocation, str]], repos: GuardRep
             lost, count = unreachable_tips(facts.repo, [str(tip)], excluded_refs=[branch])
             if not lost or is_ancestor(g.cwd, str(tip), rev):
                 continue
+            if not is_commitish(g.cwd, rev, git_dir=g.git_dir):
+                continue  # no such commit: git refuses the reset and moves nothing
             out.append(branch_overwrite_decision(
                 [(branch.removeprefix("refs/heads/"), str(tip))], lost_commits=count,
                 remote=facts.config.branches.remote, mode=mode, how=how))
