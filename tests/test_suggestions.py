@@ -39,7 +39,8 @@ def test_suggestions_come_from_the_dispositions(
     assert _merged_section(out) == (
         " (4): cleanup candidates\n"
         f"  develop  {merged}, 11d old\n"
-        "    not deleted: a protected name (branches.protected_names)\n"
+        "    not deleted: a protected name (branches.protected_names): kept whatever its proof "
+        "(a person may list it in branches.exempt, so it no longer counts as open work)\n"
         f"  done  {merged}, 8d old\n"
         "    branchkeeper delete -- done\n"
         f"  feat  {merged}, 9d old\n"
@@ -54,7 +55,8 @@ def test_suggestions_come_from_the_dispositions(
     assert _merged_section(out) == (
         " (4): cleanup candidates\n"
         f"  develop  {merged}, 11d old\n"
-        "    not deleted: a protected name (branches.protected_names)\n"
+        "    not deleted: a protected name (branches.protected_names): kept whatever its proof "
+        "(a person may list it in branches.exempt, so it no longer counts as open work)\n"
         f"  done  {merged}, 8d old\n"
         "    branchkeeper delete -- done\n"
         f"  feat  {merged}, 9d old\n"

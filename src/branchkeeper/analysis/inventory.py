@@ -36,6 +36,7 @@ from branchkeeper.analysis.refusal_facts import (
     refusal_context,
 )
 from branchkeeper.analysis.refusals import with_refusals
+from branchkeeper.analysis.suggest import delete_suggestion
 from branchkeeper.git.repo import (
     RemoteConfig,
     RepoFacts,
@@ -177,7 +178,8 @@ def build_inventory(
                           {n: i.oid for n, i in table.remote.items()}),
             config=config_key(config),
             complete=not any(r.state is BranchState.UNKNOWN and "budget" in r.reason
-                             for r in records))
+                             for r in records),
+            cleanup={r.name: delete_suggestion(r).text for r in records if r.state.preserved})
     return Inventory(
         facts=facts, config=config, remote=config.branches.remote, default=default,
         records=records, worktrees=worktrees, bases=[*default_bases, *line_bases], notes=notes,

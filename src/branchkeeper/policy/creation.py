@@ -132,7 +132,7 @@ def open_branches(view: CreationView) -> tuple[list[OpenBranch], int]:
     default_name = view.default_name
     stage_of = _stager(view.config)
     local, remote = t.local, t.remote
-    rows, elapsed = view.sweep
+    rows, elapsed = view.sweep.rows, view.sweep.elapsed_days
     # local's names come sorted from for-each-ref: two sorted runs sort in one merge
     names = sorted([*local, *[n for n in remote if n not in local]]) if count_remote \
         else sorted(local)
@@ -190,7 +190,16 @@ def _age(b: OpenBranch) -> str:
     return "age unknown" if b.age_days is None else f"{int(b.age_days)}d old"
 
 
-def _line(b: OpenBranch) -> str:
+def _cleanup(b: OpenBranch, cleanup: dict[str, object] | None) -> str:
+    """What deletes the merged branch ``b``: the last sweep's text for it (its row at this tip
+    made ``b`` merged), i.e. the command where ``delete`` succeeds, else what keeps it and what
+    lifts it; a file of the old format (``cleanup`` None), or one without this branch's text,
+    gets the plain ``delete`` (the command judges again)."""
+    text = cleanup.get(b.name) if cleanup is not None else None
+    return text if type(text) is str and text else f"branchkeeper delete -- {shell_quote(b.name)}"
+
+
+def _line(b: OpenBranch, cleanup: dict[str, object] | None = None) -> str:
     label = b.state or "state unknown"
     if b.stage and b.state != "dormant":
         label = f"{label}, {b.stage}"
@@ -199,14 +208,16 @@ def _line(b: OpenBranch) -> str:
     where = f", worktree {shell_quote(b.worktree)}" if b.worktree else ""
     text = f"  - {shell_quote(b.name)} ({label}, {_age(b)}{where})"
     if b.group == 0:
-        text += f": branchkeeper delete -- {shell_quote(b.name)}"
+        text += f": {_cleanup(b, cleanup)}"
     return text
 
 
-def branch_listing(branches: list[OpenBranch]) -> list[str]:
-    """Merged first (with their delete command), then dormant, then live, each oldest first and
-    then by name; at most MAX_LINES lines plus "and N more". Only the groups the listing
-    reaches are ordered (thousands of branches, twenty lines)."""
+def branch_listing(branches: list[OpenBranch],
+                   cleanup: dict[str, object] | None = None) -> list[str]:
+    """Merged first (with what deletes them: ``cleanup``, the last sweep's texts, see
+    :func:`_cleanup`), then dormant, then live, each oldest first and then by name; at most
+    MAX_LINES lines plus "and N more". Only the groups the listing reaches are ordered
+    (thousands of branches, twenty lines)."""
     groups: tuple[list[OpenBranch], ...] = ([], [], [])
     merged, dormant, live = (g.append for g in groups)
     for b in branches:
@@ -222,7 +233,7 @@ def branch_listing(branches: list[OpenBranch]) -> list[str]:
             break
         ordered += heapq.nsmallest(MAX_LINES - len(ordered), group,
                                    key=lambda b: (-(b.age_days or 0.0), b.name))
-    lines = [_line(b) for b in ordered]
+    lines = [_line(b, cleanup) for b in ordered]
     if len(branches) > MAX_LINES:
         lines.append(f"  ... and {len(branches) - MAX_LINES} more")
     return lines
@@ -286,8 +297,9 @@ def creation_decision(name: str | None, view: CreationView) -> Decision:
                                       "for merged/dormant labels.)"]
         way = "\n".join([
             "Finish or clear an open branch first (merged ones are proven and cheapest):",
-            *branch_listing(branches), *note,
-            "`branchkeeper sweep --clean` deletes every proven branch in one lossless step; or "
+            *branch_listing(branches, view.sweep.cleanup), *note,
+            "`branchkeeper sweep --clean` deletes every proven branch nothing refuses, in one "
+            "lossless step; or "
             "continue the work on one of the branches above instead of a new one. A human's "
             "branch can be declared in branches.exempt."])
         verdict = Verdict.DENY if b.wip.mode == "block" else Verdict.WARN

@@ -3,8 +3,14 @@ written by the inventory, read by the guards, the hook and the session summary.
 
 Kept apart from the inventory so that the hook path can read it without importing it.
 
-The file: ``{"time": unix s, "branches": {name: [tip, state, stage, containment, age_days,
-worktree]}, "order": "age", "refs": KEY, "config": KEY, "complete": bool}``. The rows are
+The file: ``{"version": 2, "time": unix s, "branches": {name: [tip, state, stage, containment,
+age_days, worktree]}, "cleanup": {name: text}, "order": "age", "refs": KEY, "config": KEY,
+"complete": bool}``. ``cleanup`` holds, for each proven branch (a preserved state), what
+``delete`` does with it as the sweep prints it (``analysis.suggest.delete_suggestion``): the
+command that deletes it, or ``not deleted: <refusal>`` and what lifts it; the creation denials
+print it instead of judging again. A file without ``version`` is version 1: it has no
+``cleanup``, and a reader falls back to what it did before (:attr:`LastSweep.cleanup` is
+None). The rows are
 written oldest first (``order: "age"``: by age descending, then name), so a reader that needs
 the oldest few branches of some kind walks them in order instead of sorting thousands;
 ``refs`` is :func:`refs_key` of the refs the sweep read and ``config`` the key of the
@@ -30,6 +36,8 @@ if TYPE_CHECKING:
 
 #: File name under ``<common git dir>/branchkeeper/``.
 LAST_SWEEP = "last-sweep.json"
+#: The format this module writes (``version``); 1 (no ``version`` key) had no ``cleanup``.
+FORMAT_VERSION = 2
 
 
 def read_last_sweep(common_dir: Path) -> dict[str, list[object]]:
@@ -87,17 +95,21 @@ def _age_key(r: BranchRecord) -> tuple[float, str]:
 
 
 def last_sweep_summary(records: list[BranchRecord], now: float, *, refs: str = "",
-                       config: str = "", complete: bool = False) -> dict[str, object]:
+                       config: str = "", complete: bool = False,
+                       cleanup: Mapping[str, str] | None = None) -> dict[str, object]:
     """What the guards read instead of a full inventory: per branch name, the state at a tip,
-    oldest first (see the module docstring for the fields). A reader trusts an entry only
-    while the branch is still at that tip."""
+    oldest first, and ``cleanup`` (proven branch name -> what ``delete`` does with it; see
+    the module docstring for the fields). A reader trusts an entry only while the branch is
+    still at that tip."""
     return {
+        "version": FORMAT_VERSION,
         "time": int(now),
         "branches": {
             r.name: [r.tip, r.state.value, r.stage.value if r.stage else None,
                      r.containment.value if r.containment else None, r.age_days, r.worktree]
             for r in sorted(records, key=_age_key)
         },
+        "cleanup": dict(cleanup or {}),
         "order": ORDER_AGE,
         "refs": refs,
         "config": config,
@@ -106,13 +118,14 @@ def last_sweep_summary(records: list[BranchRecord], now: float, *, refs: str = "
 
 
 def write_last_sweep(common_dir: Path, records: list[BranchRecord], now: float, *,
-                     refs: str = "", config: str = "", complete: bool = False) -> None:
+                     refs: str = "", config: str = "", complete: bool = False,
+                     cleanup: Mapping[str, str] | None = None) -> None:
     """Replace the last sweep's file with :func:`last_sweep_summary` of ``records`` (atomic;
     errors ignored, as for every small state file). ``refs``: :func:`refs_key` of the refs
     the sweep read; ``config``: the configuration's key; ``complete``: no record is unknown
-    because the budget ran out."""
+    because the budget ran out; ``cleanup``: what ``delete`` does with each proven branch."""
     write_json_atomic(common_dir / "branchkeeper" / LAST_SWEEP, last_sweep_summary(
-        records, now, refs=refs, config=config, complete=complete))
+        records, now, refs=refs, config=config, complete=complete, cleanup=cleanup))
 
 
 #: Ages at or past this many days in a sweep file are unknown (a file written by hand, or
@@ -128,6 +141,9 @@ class LastSweep(NamedTuple):
 
     rows: dict[str, object]
     elapsed_days: float
+    #: proven branch name -> what ``delete`` does with it (its row at the same tip says which
+    #: tip); None for a file of format 1, which had none
+    cleanup: dict[str, object] | None = None
 
     def entry(self, name: str, tip: str) -> SweepEntry | None:
         """The row of ``name`` when it is well formed and still at ``tip``, ages brought
@@ -160,12 +176,18 @@ NO_SWEEP = LastSweep({}, 0.0)
 
 
 def read_sweep(repo: Repo) -> LastSweep:
-    """The last sweep's per-branch summary (no git); :data:`NO_SWEEP` when there was none or
-    it is unreadable. One JSON read, no per-row work (see :class:`LastSweep`)."""
+    """The last sweep's per-branch summary and, from a file of the current format, its
+    ``cleanup`` texts (no git); :data:`NO_SWEEP` when there was none or it is unreadable. One
+    JSON read, no per-row work (see :class:`LastSweep`)."""
     path = Path(repo.common_dir) / "branchkeeper" / LAST_SWEEP
     try:
         elapsed = max(0.0, (clock.now() - path.stat().st_mtime) / 86400.0)
     except OSError:
         return NO_SWEEP
-    rows = read_last_sweep_rows(Path(repo.common_dir))
-    return LastSweep(rows, elapsed) if rows else NO_SWEEP
+    data = read_json(path)
+    rows = data.get("branches") if isinstance(data, dict) else None
+    if not isinstance(data, dict) or not isinstance(rows, dict) or not rows:
+        return NO_SWEEP
+    cleanup = data.get("cleanup")
+    return LastSweep(rows, elapsed, cleanup if data.get("version") == FORMAT_VERSION
+                     and isinstance(cleanup, dict) else None)
