@@ -16,7 +16,8 @@ of every branch. Invariants:
    worktree that holds work says why; where ``sweep --clean`` deletes a branch with its
    worktree, the ``prune``/``delete`` refusal and a ``reap`` kept by the activity window name
    the command that does it, and the sweep's suggestion under each preserved branch is a
-   command its record says deletes it (never one that refuses);
+   command its record says deletes it (never one that refuses): every suggested command is
+   run at the end, and every step of it succeeds;
 3. the oracle, independent of the ladder: a branch called preserved has a commit ``M`` on the
    default branch such that ``git merge-tree --write-tree M <branch>`` is clean and gives
    ``M``'s tree exactly (merging it into the default branch's history loses nothing).
@@ -28,6 +29,7 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 import subprocess
 import tempfile
 from pathlib import Path
@@ -62,6 +64,8 @@ class World:
         self.main_edits: dict[int, str] = {}
         self.repo.commit("init", files={"shared.txt": _shared({}), "keep.txt": "k\n"},
                          days_ago=40)
+        (self.repo.path / ".git" / "info").mkdir(exist_ok=True)
+        (self.repo.path / ".git" / "info" / "exclude").write_text("*.keep\n")
         self.names: list[str] = []
         self.own: dict[str, str] = {}  # branch -> the file whose line it added
         self.checked: set[str] = set()
@@ -134,6 +138,8 @@ class World:
             self.checked.add(pick)
             if k % 2:
                 (self.root / f"wt-{pick}" / "scratch.txt").write_text("dirty\n")
+            elif k % 4 == 2:  # an ignored file no glob calls regenerable: archived, or kept
+                (self.root / f"wt-{pick}" / "notes.keep").write_text("mine\n")
         elif op == "delete_on_base" and (r.path / self.own[pick]).exists():
             r.commit(f"drop {pick}", files={self.own[pick]: None}, days_ago=self.tick())
         else:  # main moves: a shared line near the branches' lines, or another file
@@ -206,7 +212,9 @@ def _dispositions_are_what_the_commands_do(
             elif command == "sweep_clean" and item["action"] == "refused":
                 # the stack rule again, without a branch whose worktree holds work
                 assert want["action"] == "delete" and blocked, why
-                assert item["reason"].startswith("refused: the upstream of surviving"), why
+                assert item["reason"].startswith("refused: the worktree "), why
+                keeper = item["reason"].split(" of branch ", 1)[1].split(",", 1)[0]
+                assert clean[keeper]["action"] == "blocked", why  # the real blocker, named
             else:
                 assert item["action"] == want["action"], why
                 if item["action"] == "delete" and command == "sweep_clean":
@@ -229,6 +237,16 @@ def _worktree_and_branch_differences_say_why(
         wt = item["worktree"]
         for command in ("prune", "delete"):
             want = sweep[name]["actions"][command]
+            if command == "delete" and want["refusal"] == "stack":
+                # branches stacked on it survive `delete NAME` alone: the stack rule names
+                # both refusals, and what removes the checkout and the stack together
+                assert want["reason"] == (
+                    f"checked out in worktree {wt} and the upstream of surviving branch "
+                    f"{want['reason'].split('surviving branch ', 1)[1].split(' ', 1)[0]} (a "
+                    "stack): `branchkeeper sweep --clean` removes the worktree (unless it holds "
+                    "work) and deletes the stack with it when every branch of it is proven"), (
+                    steps, name, want)
+                continue
             assert (want["action"], want["refusal"]) == ("refused", "checked_out"), (
                 steps, command, name, want)
             assert want["reason"].endswith(
@@ -243,28 +261,61 @@ def _worktree_and_branch_differences_say_why(
 
 
 def _suggestions_never_refuse(repo: GitRepo, capsys: pytest.CaptureFixture[str],
-                              steps: list[tuple[str, int]], sweep: dict[str, Any]) -> None:
+                              steps: list[tuple[str, int]], sweep: dict[str, Any]) -> list[str]:
     """The sweep's text suggests, under each preserved branch, only a command its record
     says deletes it: ``delete NAME`` exactly when ``delete`` deletes it, the worktree
-    retire first exactly when only ``sweep --clean`` does because of that worktree, else the
-    refusal (a stack that ``sweep --clean`` takes whole is refused for ``delete`` alone)."""
+    retire first exactly when only ``sweep --clean`` does because of that worktree and the
+    worktree's own record lets ``retire`` (with ``--archive-ignored`` when ignored files are
+    in the way) remove it, else the refusal (a stack that ``sweep --clean`` takes whole is
+    refused for ``delete`` alone; a worktree holding uncommitted work is the user's to decide).
+    The ``cleanup`` object of ``sweep --json`` says the same. Returns the commands printed
+    (:func:`_run_suggestions` runs them)."""
     assert main(["-C", str(repo.path), "sweep"]) in (0, 1)
     lines = capsys.readouterr().out.splitlines()
+    commands = []
     for name, b in sweep.items():
         if b["state"] not in PRESERVED or not b["local_tip"]:
+            assert b["cleanup"] is None or b["state"] in PRESERVED, (steps, name, b)
             continue
         at = next(i for i, line in enumerate(lines) if line.startswith(f"  {name}  "))
         hint = lines[at + 1]
         acts = b["actions"]
+        retire = f"    branchkeeper worktree retire {b['worktree']} && "
         if acts["delete"]["action"] == "delete":
             assert hint == f"    branchkeeper delete -- {name}", (steps, name, hint)
         elif acts["sweep_clean"]["action"] == "delete" and b["worktree"] and \
                 acts["delete"]["refusal"] == "checked_out":
-            assert hint == (f"    branchkeeper worktree retire {b['worktree']} && "
-                            f"branchkeeper delete -- {name}"), (steps, name, hint)
+            wt = Path(b["worktree"])
+            if (wt / "scratch.txt").exists():
+                assert hint.startswith(f"    not deleted: checked out in worktree {wt}, which "
+                                       "retire keeps (1 untracked file(s): scratch.txt)"), (
+                    steps, name, hint)
+            elif (wt / "notes.keep").exists():
+                assert hint == (f"    branchkeeper worktree retire --archive-ignored {wt} && "
+                                f"branchkeeper delete -- {name}"), (steps, name, hint)
+            else:
+                assert hint == f"{retire}branchkeeper delete -- {name}", (steps, name, hint)
         else:
             assert hint.startswith(f"    not deleted: {acts['delete']['reason']}"), (
                 steps, name, hint)
+        command = hint.strip() if hint.startswith("    branchkeeper ") else None
+        assert b["cleanup"] == {"command": command, "why": None if command else hint.strip()}, (
+            steps, name, b["cleanup"])
+        if command:
+            commands.append(command)
+    return commands
+
+
+def _run_suggestions(repo: GitRepo, capsys: pytest.CaptureFixture[str],
+                     steps: list[tuple[str, int]], commands: list[str]) -> None:
+    """Every suggested command line is run, each step in turn, and every step succeeds."""
+    for line in commands:
+        for part in line.split(" && "):
+            argv = shlex.split(part)
+            assert argv[0] == "branchkeeper", (steps, line)
+            code = main(["-C", str(repo.path), *argv[1:]])
+            out, err = capsys.readouterr()
+            assert code == 0, (steps, line, part, out, err)
 
 
 @settings(max_examples=EXAMPLES, deadline=None,
@@ -301,7 +352,7 @@ def test_every_command_agrees_and_preserved_loses_nothing(
                     assert (row["reap"]["disposition"], row["reap"]["reason"]) == (
                         got["disposition"], got["reason"]), (steps, row["path"])
             _worktree_and_branch_differences_say_why(steps, sweep, clean, reaped)
-        _suggestions_never_refuse(repo, capsys, steps, sweep)
+        commands = _suggestions_never_refuse(repo, capsys, steps, sweep)
         for name, item in [*clean.items(), *prune.items()]:
             if item["action"] == "delete":
                 assert name in preserved, (steps, name, item, sweep[name])
@@ -327,3 +378,4 @@ def test_every_command_agrees_and_preserved_loses_nothing(
                 assert b["superseded"]["changes"] or b["superseded"]["conflicted"], (steps, b)
         loses = {n for n, ok in _oracle(repo, sorted(preserved & set(local))).items() if not ok}
         assert not loses, (steps, {n: sweep[n] for n in loses})
+        _run_suggestions(repo, capsys, steps, commands)

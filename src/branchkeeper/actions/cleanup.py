@@ -24,7 +24,7 @@ from branchkeeper.analysis.dispositions import describe
 from branchkeeper.analysis.ignored import Polarity
 from branchkeeper.analysis.inventory import Inventory
 from branchkeeper.analysis.reap_gates import covered
-from branchkeeper.analysis.refusals import refuse_batch
+from branchkeeper.analysis.refusals import refuse_batch, stack_keeper
 from branchkeeper.analysis.worktree_record import (
     WorktreeRecord,
     WorktreeSettings,
@@ -255,12 +255,28 @@ def plan_sweep_clean(inv: Inventory, config: Config, *, polarity: Polarity | Non
                                   f"{where} holds work")
         elif item.name in refused and item.action is Action.DELETE:
             item = replace(item, action=Action.REFUSED, proof=None,
-                           reason=f"refused: {refused[item.name].reason}")
+                           reason=_refused_reason(item.name, refused[item.name], inv,
+                                                  blocked, candidates))
         elif item.name in removable and where is not None:
             item = replace(item, worktree=where, archive=removable[item.name],
                            reason=item.reason.split("; its worktree ")[0])
         out.append(item)
     return Plan("sweep-clean", inv, out)
+
+
+def _refused_reason(name: str, refusal: Refusal, inv: Inventory,
+                    blocked: dict[str, tuple[str, ...]], where: dict[str, str]) -> str:
+    """``refused: <reason>``; for the stack rule, led by what really keeps the stack: the
+    worktree of a branch stacked on ``name`` that holds work (with its first blocking path)."""
+    keeper = stack_keeper(name, inv.refusals, {b: where[b] for b in blocked if b in where}) \
+        if refusal.kind is RefusalKind.STACK else None
+    if keeper is None:
+        return f"refused: {refusal.reason}"
+    branch, path = keeper
+    lines = blocked[branch]
+    held = lines[0] + (f" and {len(lines) - 1} more" if len(lines) > 1 else "") if lines else ""
+    return (f"refused: the worktree {path} of branch {branch}, stacked on it, holds work"
+            + (f" ({held})" if held else "") + f"; so it stays {refusal.reason}")
 
 
 def plan_prune(inv: Inventory) -> Plan:

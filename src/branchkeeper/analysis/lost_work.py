@@ -28,7 +28,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 from branchkeeper.git.parse import records
 from branchkeeper.git.run import run_git
@@ -303,13 +303,22 @@ def read_lost_work(root: Path, branches: Sequence[BranchRecord],
                      read_kept_refs(root) if remote else {}, remote=remote, now=now)
 
 
-def inventory_lost_work(inventory: Inventory, *, deadline: float | None = None
-                        ) -> tuple[list[LostWork], list[str]]:
+class LocalWork(NamedTuple):
+    """What a sweep reads beside its inventory: every piece of local-only work (``lost``), the
+    worktree survey's ``notes`` and its ``worktrees`` (one record per worktree, ``worktree
+    list`` order: what ``retire`` would do with each, read by the sweep's suggestions)."""
+
+    lost: list[LostWork]
+    notes: list[str]
+    worktrees: list[WorktreeRecord]
+
+
+def survey_local_work(inventory: Inventory, *, deadline: float | None = None) -> LocalWork:
     """Every piece of local-only work of the repository ``inventory`` describes, with the
-    notes of the worktree survey (worktrees the ``deadline`` left uninspected). One worktree
-    record per worktree (no PR evidence: none is needed here), over the inventory's own
-    ``worktree list``; a worktree's files are walked only where it holds local-only work
-    (``WorktreeSettings.walk_all``)."""
+    worktree records it was read from and the survey's notes (worktrees the ``deadline`` left
+    uninspected). One worktree record per worktree (no PR evidence: none is needed here), over
+    the inventory's own ``worktree list``; a worktree's files are walked only where it holds
+    local-only work (``WorktreeSettings.walk_all``)."""
     from branchkeeper import clock
     from branchkeeper.analysis.worktree_record import WorktreeSettings, survey_worktrees
 
@@ -320,4 +329,11 @@ def inventory_lost_work(inventory: Inventory, *, deadline: float | None = None
     remote = inventory.remote if inventory.remote_configured else None
     lost = read_lost_work(facts.root, inventory.records, survey.records, remote=remote,
                           now=clock.now())
-    return lost, survey.notes
+    return LocalWork(lost, survey.notes, survey.records)
+
+
+def inventory_lost_work(inventory: Inventory, *, deadline: float | None = None
+                        ) -> tuple[list[LostWork], list[str]]:
+    """:func:`survey_local_work` without the worktree records: (lost work, notes)."""
+    work = survey_local_work(inventory, deadline=deadline)
+    return work.lost, work.notes

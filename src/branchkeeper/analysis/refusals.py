@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import fnmatch
 import shlex
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import replace
 from pathlib import Path
 
@@ -119,6 +119,19 @@ def _with_worktree(refusal: Refusal, path: str) -> Refusal:
                                  f"`branchkeeper worktree retire {wt}` first, then delete it")
 
 
+def _stacked_checkout(name: str, checked_out: Refusal, ctx: RefusalContext) -> Refusal:
+    """``delete NAME`` of a branch checked out in a linked worktree that ``sweep --clean``
+    removes first: retiring the worktree lifts the checkout, but not the stack rule when
+    surviving branches are stacked on it, so then the refusal is the stack's, naming both."""
+    stack = refuse_batch([name], ctx, ignore_checked_out=frozenset({name})).get(name)
+    if stack is None or stack.kind is not RefusalKind.STACK:
+        return _with_worktree(checked_out, ctx.checked_out[name].path)
+    return Refusal(RefusalKind.STACK, f"{checked_out.reason} and {stack.reason}: "
+                                      "`branchkeeper sweep --clean` removes the worktree "
+                                      "(unless it holds work) and deletes the stack with it "
+                                      "when every branch of it is proven")
+
+
 def _stack_from(name: str, ctx: RefusalContext) -> list[str]:
     """``name`` and every local branch stacked on it (upstream after upstream), in the order
     met."""
@@ -126,6 +139,18 @@ def _stack_from(name: str, ctx: RefusalContext) -> list[str]:
     for branch in group:
         group.extend(d for d in ctx.dependents.get(branch, ()) if d not in group)
     return group
+
+
+def stack_keeper(name: str, ctx: RefusalContext, blocked: Mapping[str, str]
+                 ) -> tuple[str, str] | None:
+    """What really keeps ``name`` when the stack rule refuses it in a ``sweep --clean``
+    whose branches in ``blocked`` (branch -> its linked worktree) stay because their worktree
+    holds work: the first such branch stacked on ``name``, directly or through other stacked
+    branches, with its worktree; None when no blocked branch is in its stack."""
+    for branch in _stack_from(name, ctx)[1:]:
+        if branch in blocked:
+            return branch, blocked[branch]
+    return None
 
 
 def _alone(name: str, ctx: RefusalContext, proven: frozenset[str]) -> Refusal | None:
@@ -190,7 +215,8 @@ def with_refusals(records: list[BranchRecord], ctx: RefusalContext, *, here: Pat
         if static is not None:
             why = _with_worktree(static, linked[r.name]) if clean.action is go and \
                 r.name in linked else static
-            prune, delete = _refused(why, prune), _refused(why, delete)
+            prune, delete = _refused(why, prune), _refused(
+                _stacked_checkout(r.name, static, ctx) if why is not static else why, delete)
         else:
             if prune.action is go and r.name in prune_refused:
                 prune = _refused(prune_refused[r.name], prune)

@@ -20,6 +20,8 @@ from branchkeeper.render.suggest import cleanup_suggestion
 if TYPE_CHECKING:
     from rich.console import Console
 
+    from branchkeeper.analysis.worktree_record import WorktreeRecord
+
 JSON_VERSION = 1
 
 
@@ -138,11 +140,14 @@ def lost_phrase(lost: Sequence[LostWork]) -> str:
 def inventory_json(inv: Inventory, *, show_all: bool = True,
                    lost: Sequence[LostWork] | None = None,
                    lost_notes: Sequence[str] = (),
-                   kept: Sequence[KeptTip] = ()) -> dict[str, Any]:
+                   kept: Sequence[KeptTip] = (),
+                   worktrees: Sequence[WorktreeRecord] = ()) -> dict[str, Any]:
     """The whole ``sweep --json`` document (docs/sweep-json.md). ``lost``: every piece of
     local-only work (``None``: branches only, as the inventory knows them); ``kept``: the git
-    hook's kept tips."""
+    hook's kept tips; ``worktrees``: the worktree records (what the ``cleanup`` suggestion of a
+    checked-out branch reads)."""
     records = [r for r in inv.records if show_all or r.state is not BranchState.EXEMPT]
+    by_path = {str(w.worktree.path): w for w in worktrees}
     d = inv.config.branches.dormancy
     summary = inv.summary()
     if lost is not None:
@@ -161,11 +166,20 @@ def inventory_json(inv: Inventory, *, show_all: bool = True,
         "notes": [*inv.notes, *lost_notes],
         "lost_work": None if lost is None else [i.to_json() for i in lost],
         "suggestions": _suggestions(inv),
-        "branches": [record_json(r) for r in records],
+        "branches": [{**record_json(r), "cleanup": _cleanup_json(r, by_path)} for r in records],
         "kept_tips": [kept_json(t) for t in kept],
         "summary": {**summary, **({"lost_work_by_kind": lost_counts(lost)}
                                   if lost is not None else {})},
     }
+
+
+def _cleanup_json(r: BranchRecord, by_path: dict[str, WorktreeRecord]) -> dict[str, Any] | None:
+    """The ``cleanup`` object of a proven branch (null for the others): the command the text
+    report suggests (null where none succeeds) and, then, why."""
+    if not r.state.preserved:
+        return None
+    hint = cleanup_suggestion(r, by_path.get(r.worktree) if r.worktree else None)
+    return {"command": hint.command or None, "why": hint.why or None}
 
 
 _STAGE_ORDER = {Stage.BLOCK: 0, Stage.NOISY: 1, Stage.ADVISORY: 2}
@@ -220,10 +234,12 @@ def _lost_section(console: Console, lost: Sequence[LostWork]) -> None:
 
 def render_text(inv: Inventory, console: Console, *, show_all: bool = False,
                 lost: Sequence[LostWork] | None = None,
-                lost_notes: Sequence[str] = (), kept: Sequence[KeptTip] = ()) -> None:
+                lost_notes: Sequence[str] = (), kept: Sequence[KeptTip] = (),
+                worktrees: Sequence[WorktreeRecord] = ()) -> None:
     """The terminal report: LOST WORK RISK first (every kind of local-only work when ``lost``
-    is given, else the branches the inventory found contained nowhere), then merged, dormant by
-    stage, live, parked, unstarted, then ``kept`` (the git hook's kept tips)."""
+    is given, else the branches the inventory found contained nowhere), then merged (with what
+    deletes each: ``worktrees``, the worktree records, say what retiring a checkout takes),
+    dormant by stage, live, parked, unstarted, then ``kept`` (the git hook's kept tips)."""
     from rich.table import Table
     from rich.text import Text
 
@@ -246,6 +262,7 @@ def render_text(inv: Inventory, console: Console, *, show_all: bool = False,
     _line_section(inv, console)
 
     done = [r for r in records if r.state.preserved]
+    by_path = {str(w.worktree.path): w for w in worktrees}
     if done:
         console.print()
         console.print(Text(f"Merged, not deleted ({len(done)}): cleanup candidates",
@@ -255,7 +272,7 @@ def render_text(inv: Inventory, console: Console, *, show_all: bool = False,
             line.append(r.name, style="bold")
             line.append(f"  {r.reason}, {_age(r)} old")
             console.print(line, soft_wrap=True)
-            hint = cleanup_suggestion(r)
+            hint = cleanup_suggestion(r, by_path.get(r.worktree) if r.worktree else None)
             if hint.why:
                 console.print(Text(f"    {hint.why}", style="yellow"), soft_wrap=True)
             if hint.command:  # never wrapped: a folded command is a paste hazard

@@ -20,7 +20,7 @@ from branchkeeper.adapters.common import (
 )
 from branchkeeper.analysis.inventory import Inventory, build_inventory
 from branchkeeper.analysis.kept import KeptTip, read_kept
-from branchkeeper.analysis.lost_work import LostWork, inventory_lost_work
+from branchkeeper.analysis.lost_work import LocalWork, LostWork, survey_local_work
 from branchkeeper.analysis.worktree_record import UNINSPECTED_NOTE
 from branchkeeper.errors import ExitCode, UsageError
 from branchkeeper.git.repo import repo_facts
@@ -82,14 +82,14 @@ def exit_code(inv: Inventory, *, fail_on_risk: bool, lost: Sequence[LostWork] = 
     return int(ExitCode.OK)
 
 
-def lost_work_of(inv: Inventory, *, budget_ms: int | None,
-                 started: float) -> tuple[list[LostWork], list[str]]:
-    """Every piece of local-only work, the worktrees read inside what is left of ``budget_ms``
-    (at least a quarter of it) since ``started`` (``time.monotonic``); unbounded without one."""
+def lost_work_of(inv: Inventory, *, budget_ms: int | None, started: float) -> LocalWork:
+    """Every piece of local-only work and the worktree records it was read from, the worktrees
+    read inside what is left of ``budget_ms`` (at least a quarter of it) since ``started``
+    (``time.monotonic``); unbounded without one."""
     deadline = None
     if budget_ms is not None:
         deadline = max(started + budget_ms / 1000.0, time.monotonic() + budget_ms / 4000.0)
-    return inventory_lost_work(inv, deadline=deadline)
+    return survey_local_work(inv, deadline=deadline)
 
 
 def _inventory(facts_dir: Path | None, args: argparse.Namespace | None, *, budget_ms: int | None,
@@ -111,18 +111,19 @@ def _kept(inv: Inventory) -> list[KeptTip]:
         return []
 
 
-def emit(inv: Inventory, *, as_json: bool, show_all: bool,
-         lost: tuple[list[LostWork], list[str]] | None = None) -> None:
-    items, notes = lost if lost is not None else (None, [])
+def emit(inv: Inventory, *, as_json: bool, show_all: bool, lost: LocalWork | None = None) -> None:
+    items, notes = (lost.lost, lost.notes) if lost is not None else (None, [])
+    worktrees = lost.worktrees if lost is not None else []
     kept = _kept(inv)
     if as_json:
         # Indented for a person at a terminal; compact (the C encoder, fast) for scripts.
         indent = 2 if sys.stdout.isatty() else None
-        doc = inventory_json(inv, show_all=True, lost=items, lost_notes=notes, kept=kept)
+        doc = inventory_json(inv, show_all=True, lost=items, lost_notes=notes, kept=kept,
+                             worktrees=worktrees)
         sys.stdout.write(json.dumps(doc, indent=indent, ensure_ascii=False) + "\n")
     else:
         render_text(inv, stdout_console(), show_all=show_all, lost=items, lost_notes=notes,
-                    kept=kept)
+                    kept=kept, worktrees=worktrees)
 
 
 def run_clean(args: argparse.Namespace) -> int:
@@ -166,7 +167,7 @@ def run(args: argparse.Namespace) -> int:
         meter.phase("reading local-only work", len(inv.worktrees), unit="worktrees")
         lost = lost_work_of(inv, budget_ms=args.budget_ms, started=started)
         meter.finish()
-        code = exit_code(inv, fail_on_risk=args.fail_on_risk, lost=lost[0], notes=lost[1])
+        code = exit_code(inv, fail_on_risk=args.fail_on_risk, lost=lost.lost, notes=lost.notes)
         args.exit_code_hint = code  # known before printing (see cli: a closed pipe keeps it)
         emit(inv, as_json=args.json, show_all=args.show_all, lost=lost)
     return code
@@ -178,4 +179,4 @@ def sweep_main(repo: Path, *, as_json: bool = False, show_all: bool = False,
     inv = _inventory(repo, None, budget_ms=None, use_cache=True)
     lost = lost_work_of(inv, budget_ms=None, started=time.monotonic())
     emit(inv, as_json=as_json, show_all=show_all, lost=lost)
-    return exit_code(inv, fail_on_risk=fail_on_risk, lost=lost[0], notes=lost[1])
+    return exit_code(inv, fail_on_risk=fail_on_risk, lost=lost.lost, notes=lost.notes)
