@@ -386,3 +386,45 @@ def test_c11_conflicted_count_is_the_branch_lines_missing_not_the_markers(
         "    lib.py  +2 -0\n")
     # a warm run reads the same count from the cache
     assert record(inventory(w), "B1")["superseded"] == record(inv, "B1")["superseded"]
+
+
+def test_c11_a_conflict_whose_every_line_landed_is_not_superseded(
+        remote_and_clone: tuple[GitRepo, GitRepo], capsys: pytest.CaptureFixture[str]) -> None:
+    """B1 adds g.py; B2, made from B1, adds a line in its middle and is squash-merged. Merging
+    B1 into the squash commit is an add/add conflict, yet every line B1 changed is on it:
+    nothing is lost by content, so B1 is preserved (``tip_subsumed``, verified by content),
+    never "superseded" with 0 lines that did not land, and ``prune`` deletes it."""
+    _, w = remote_and_clone
+    w.switch("B1", create=True, days_ago=11)
+    w.commit("add g", files={"g.py": "one = 1\ntwo = 2\n"}, days_ago=11)
+    w.switch("B2", create=True, days_ago=10)
+    b2 = w.commit("between", files={"g.py": "one = 1\nmiddle = 0\ntwo = 2\n"}, days_ago=10)
+    w.switch("main")
+    squash = w.squash_merge("B2", days_ago=9)
+    w.git("push", "-q", "origin", "main")
+    assert "CONFLICT (add/add): Merge conflict in g.py" in w.git(
+        "merge-tree", "--write-tree", squash, "B1", check=False)  # it does conflict
+    b1 = record(inventory(w), "B1")
+    assert (b1["state"], b1["proof"], b1["superseded"], b1["reason"]) == (
+        "patch_equivalent",
+        {"kind": "tip_subsumed", "base": "refs/remotes/origin/main", "landed_as": squash,
+         "verified": "content"},
+        None,
+        f"inside a branch that landed on origin/main as {squash[:10]}; merging it there "
+        f"conflicts only where every line of it already is (an ancestor of {b2[:10]}, proven "
+        f"squash_merged; merging it into {squash[:10]} conflicts, but every line it changed is "
+        "there)")
+    assert cli(capsys, w, "prune", "--no-fetch")[0] == 0
+    assert branches(w) == ["main"]
+    # had the later branch dropped the second line, that one line did not land: superseded
+    w.switch("B4", create=True, days_ago=8)
+    w.commit("add h", files={"h.py": "one = 1\ntwo = 2\n"}, days_ago=8)
+    w.switch("B5", create=True, days_ago=8)
+    w.commit("rewrite", files={"h.py": "one = 1\nmiddle = 0\n"}, days_ago=8)
+    w.switch("main")
+    w.squash_merge("B5", days_ago=7)
+    w.git("push", "-q", "origin", "main")
+    b4 = record(inventory(w), "B4")
+    assert (b4["state"], b4["superseded"]["lines"], b4["superseded"]["conflicted"],
+            b4["superseded"]["changes"]) == (
+        "superseded", 1, True, [{"path": "h.py", "added": 1, "deleted": 0}])

@@ -300,6 +300,9 @@ def _proof_reason(proof: Proof) -> str:
         return f"every commit is on {short} by patch-id"
     if kind == "tip_subsumed":
         where = f" as {landed.short}" if landed is not None else ""
+        if proof.check == "content":
+            return (f"inside a branch that landed on {short}{where}; merging it there "
+                    "conflicts only where every line of it already is")
         return f"inside a branch that landed on {short}{where}; merging it there changes nothing"
     if kind == "content_on_base":
         return f"every changed file is identical on {short}"

@@ -4,7 +4,10 @@ Issue 11, section 1. A tip ``T`` that is an ancestor of a tip ``H`` proven lande
 3) is preserved only when merging ``T`` into the commit ``H`` landed as changes nothing: the
 three-way merge (``merge-tree``, git's own merge base) is clean and its tree is that commit's
 tree. For ``H`` proven commit by commit (tier 2) there is no single landing commit, so ``T`` is
-merged into the base tip instead. When no holder passes, ``T`` is ``superseded``: its commits
+merged into the base tip instead. A merge that conflicts only where that commit already holds
+``T``'s side (an add/add of a file ``H`` extended: every line ``T`` changed is on it, markers
+aside) loses nothing by content either: ``T`` is preserved, ``verified: "content"``. When no
+holder passes, ``T`` is ``superseded``: its commits
 are inside ``H``, which landed, but some of its changes did not (a review edit, a follow-up
 that dropped a line ``T`` added: field case C11). What is missing comes from one ``diff-tree
 --numstat`` stream of ``<landing tree> <merge result tree>`` pairs, in the scratch object store
@@ -106,6 +109,13 @@ def tip_subsumed(run: ProofRun, pending: Sequence[Oid]) -> None:
                           note=f"an ancestor of {h.short}, proven {proof.kind.value}; merging "
                                f"it into {target.short} changes nothing")
                 break
+            if _all_lines_landed(outcome):
+                landed = proof.landed_as if proof.kind is ProofKind.SQUASH_MERGED else None
+                run.prove(t, Proof(ProofKind.TIP_SUBSUMED, proof.base, landed, "content"),
+                          note=f"an ancestor of {h.short}, proven {proof.kind.value}; merging "
+                               f"it into {target.short} conflicts, but every line it changed "
+                               "is there")
+                break
             if first is None:
                 first = (h, proof, outcome)
         else:
@@ -115,6 +125,15 @@ def tip_subsumed(run: ProofRun, pending: Sequence[Oid]) -> None:
                 failure = next((failed[(target, t)] for _, target, _ in plan
                                 if (target, t) in failed), None)
                 run.gap(t, failure)
+
+
+def _all_lines_landed(outcome: Outcome) -> bool:
+    """True for a merge that conflicts only where the landing commit already has the branch's
+    side: counted without the markers (:mod:`.conflict_lines`), no line and no path of the
+    branch is missing (a binary path counts as missing). Nothing is lost by content, so the
+    branch is not superseded: "superseded" always names a line that did not land."""
+    clean, same, changes = outcome
+    return not clean and not same and not changes
 
 
 def _merge(run: ProofRun, todo: list[tuple[str, str]],
