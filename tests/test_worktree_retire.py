@@ -68,7 +68,7 @@ def test_dirty_worktree_is_held(repo: GitRepo, tmp_path: Path,
     rc, data = retire_json(capsys, repo, wt)
     assert rc == 3
     blockers = ["SKIP_DIRTY: 1 tracked change(s): README.md; 1 untracked file(s): new.txt"]
-    assert data == {"held": {"path": str(wt), "owner": data["held"]["owner"],
+    assert data == {"dry_run": False, "held": {"path": str(wt), "owner": data["held"]["owner"],
                              "reason": "retire blocked: SKIP_DIRTY",
                              "revisit": "the blockers are resolved",
                              "since": data["held"]["since"], "auto": True, "blockers": blockers},
@@ -148,7 +148,7 @@ def test_c03_detached_leftovers(repo: GitRepo, tmp_path: Path,
     repo.git("fetch", "-q", "origin")
     rc, data = retire_json(capsys, repo, w2p)
     op = Journal(common_dir_of(repo.path)).operations()[-1]
-    assert rc == 0 and data == {"removed": str(w2p), "branch": None, "head": sha,
+    assert rc == 0 and data == {"dry_run": False, "removed": str(w2p), "branch": None, "head": sha,
                                 "kept": f"detached HEAD {sha[:10]} is in "
                                         "refs/remotes/origin/rescued", "pinned": None,
                                 "salvaged": [], "operation": op.id, "archive": None,

@@ -18,9 +18,10 @@ from __future__ import annotations
 
 import re
 import shlex
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
+from branchkeeper import clock
 from branchkeeper.actions.archive import ArchiveError
 from branchkeeper.actions.interrupt import Signals, deferred_signals
 from branchkeeper.actions.refupdate import RefOutcome, create_refs
@@ -28,11 +29,17 @@ from branchkeeper.actions.worktree_removal import (
     SalvageError,
     archive_kept_ignored,
     git_worktree_remove,
+    kept_ignored,
     salvage,
 )
 from branchkeeper.analysis.ignored import Polarity
 from branchkeeper.analysis.reap_gates import covered
-from branchkeeper.analysis.worktree_model import PERMANENT, WorktreeVerdict
+from branchkeeper.analysis.worktree_model import (
+    PERMANENT,
+    RETIRE_GATES,
+    WorktreeVerdict,
+    evaluate,
+)
 from branchkeeper.analysis.worktree_record import (
     WorktreeRecord,
     WorktreeSettings,
@@ -64,6 +71,10 @@ class RetireResult:
     detached HEAD was pinned as; ``archive``: the archive of its kept ignored files;
     ``salvaged``: main-worktree paths written by the salvage; ``op_id``: the journal operation;
     ``restore``: shell-quoted commands that bring it back; ``kept``: what keeps its commit.
+    With ``dry_run`` nothing was written: ``removed`` means "would remove", ``hold`` is the
+    hold that would be recorded (not stored), ``pinned`` the ref ``--pin`` would write,
+    ``would_salvage`` the agent-state paths (relative to the worktree) that would be copied
+    and ``would_archive`` the ignored files ``--archive-ignored`` would archive.
     """
 
     verdict: WorktreeVerdict
@@ -77,6 +88,9 @@ class RetireResult:
     op_id: str | None = None
     restore: tuple[str, ...] = ()
     kept: str = ""
+    dry_run: bool = False
+    would_salvage: tuple[str, ...] = ()
+    would_archive: tuple[str, ...] = ()
 
 
 def pin_ref_name(path: Path, head: Oid) -> str:
@@ -127,12 +141,18 @@ def _judge(facts: RepoFacts, config: Config, wt: Worktree,
 
 def retire_worktree(facts: RepoFacts, config: Config, wt: Worktree, *, owner: str,
                     pin: bool = False, polarity: Polarity | None = None,
-                    archive_ignored: bool = False, lock_wait_s: float = 10.0) -> RetireResult:
+                    archive_ignored: bool = False, dry_run: bool = False,
+                    lock_wait_s: float = 10.0) -> RetireResult:
     """Retire ``wt`` (see the module docstring). ``polarity``: of the ignored-content rule
     (``None``: ``worktrees.ignored``); ``archive_ignored``: archive the kept ignored files and
-    remove. Raises :class:`BranchkeeperError` when ``--pin`` cannot write its ref,
-    ``LockBusyError`` when another mutating command holds the lock."""
+    remove; ``dry_run``: judge the same way and say what would be done, writing nothing (no
+    lock, ref, hold, archive, journal or removal). Raises :class:`BranchkeeperError` when
+    ``--pin`` cannot write its ref, ``LockBusyError`` when another mutating command holds the
+    lock."""
     settings = WorktreeSettings(polarity=polarity)
+    if dry_run:
+        return _plan_retire(facts, config, wt, settings, owner=owner, pin=pin,
+                            archive_ignored=archive_ignored)
     with repo_lock(facts.common_dir, MUTATION_LOCK, wait_s=lock_wait_s), \
             deferred_signals("the retire") as signals:
         pinned = _pin(facts, wt) if pin else None
@@ -201,6 +221,38 @@ def _remove(facts: RepoFacts, config: Config, record: WorktreeRecord, *, owner: 
     kept_by = next((g.detail for g in verdict.gates if g.name == "commit_kept"), "")
     return RetireResult(verdict, removed=True, pinned=pinned, archive=archive,
                         salvaged=salvaged, op_id=op_id, restore=tuple(restore), kept=kept_by)
+
+
+def _plan_retire(facts: RepoFacts, config: Config, wt: Worktree, settings: WorktreeSettings,
+                 *, owner: str, pin: bool, archive_ignored: bool) -> RetireResult:
+    """What :func:`retire_worktree` would do with ``wt``, judged by the same record; nothing is
+    written."""
+    pinned = pin_ref_name(wt.path, wt.head) if pin and wt.head is not None and \
+        wt.branch is None else None
+    record = _judge(facts, config, wt, settings)
+    verdict = record.retire
+    if pinned is not None and record.inputs.base.contained_in is None:
+        # The pin would make a ref keep the detached HEAD: judge as if it were written.
+        verdict = evaluate(replace(record.inputs.base, contained_in=pinned,
+                                   containment_error=None), RETIRE_GATES)
+    if not covered(verdict, record.inputs.base.ignored, archive_ignored=archive_ignored):
+        blockers = tuple(_blocker_lines(verdict))
+        if verdict.disposition in PERMANENT:
+            return RetireResult(verdict, refused=True, blockers=blockers, pinned=pinned,
+                                dry_run=True)
+        hold = hold_store.Hold(str(wt.path), owner, f"retire blocked: "
+                               f"{verdict.disposition.value}", "the blockers are resolved",
+                               clock.now(), auto=True, blockers=blockers)
+        return RetireResult(verdict, hold=hold, blockers=blockers, pinned=pinned, dry_run=True)
+    cfg = config.worktrees
+    salvaged = tuple(f"{cfg.agent_state_dir}/{rel}" for rel in cfg.salvage
+                     if (wt.path / cfg.agent_state_dir / rel).exists()
+                     and not (wt.path / cfg.agent_state_dir / rel).is_symlink())
+    archived = tuple(kept_ignored(record.inputs.base.ignored)) if archive_ignored else ()
+    kept_by = next((g.detail for g in verdict.gates if g.name == "commit_kept"), "")
+    return RetireResult(verdict, removed=True, pinned=pinned, restore=(_restore_add(wt),),
+                        kept=kept_by, dry_run=True, would_salvage=salvaged,
+                        would_archive=archived)
 
 
 def find_worktree(facts: RepoFacts, arg: str, base: Path) -> tuple[Worktree, list[Worktree]]:

@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from branchkeeper import clock
+from branchkeeper.git.locate import STATE_DIRNAME
 from branchkeeper.state.lock import repo_lock
 from branchkeeper.state.statedir import state_dir
 
@@ -178,8 +179,9 @@ def release_hold(common_dir: Path, path: Path | str, *, auto_only: bool = False)
 
 
 def list_holds(common_dir: Path) -> list[Hold]:
-    """Every open hold, oldest first. A corrupt file is moved aside (see :func:`take_notes`)."""
-    if not _file(common_dir).exists():
+    """Every open hold, oldest first. A corrupt file is moved aside (see :func:`take_notes`).
+    Reading creates nothing: without a holds file there is no state directory to make."""
+    if not (common_dir / STATE_DIRNAME / HOLDS_NAME).exists():
         return []
     with repo_lock(common_dir, "holds", wait_s=_LOCK_WAIT_S):
         holds = _read(common_dir)

@@ -36,10 +36,13 @@ def register_retire(sub: Any) -> None:
                     "pins keeps a ref; the branch is kept. Otherwise an automatic hold records "
                     "why (exit 3). The checkout of the default branch, an integration line or "
                     "an exempt branch is never retired (exit 5). Never forces, never deletes a "
-                    "branch.")
+                    "branch. With --dry-run: say what it would do, change nothing, same exit "
+                    "code.")
     ret.add_argument("path", nargs="?", metavar="PATH")
     ret.add_argument("--pin", action="store_true",
                      help="keep a detached HEAD under refs/branchkeeper/pinned/ first")
+    ret.add_argument("--dry-run", action="store_true",
+                     help="say what retire would do (remove, hold or refuse); change nothing")
     ret.add_argument("--json", action="store_true", help="print JSON")
     add_ignored_options(ret)
     ret.add_argument("--hold", action="store_true", help="record an explicit hold on PATH")
@@ -72,6 +75,8 @@ def run_retire(args: argparse.Namespace) -> int:
         return _list_holds(args, facts)
     if not args.path:
         raise UsageError("worktree retire needs PATH (or --list-holds)")
+    if args.dry_run and (args.hold or args.release):
+        raise UsageError("--dry-run applies to a retire, not to --hold or --release")
     if args.release:
         return _release(args, facts, base)
     if args.hold and (not args.reason or not args.revisit):
@@ -88,7 +93,8 @@ def run_retire(args: argparse.Namespace) -> int:
         return int(ExitCode.OK)
     config = load_config(facts.main_root).config
     result = retire_worktree(facts, config, wt, owner=owner, pin=args.pin,
-                             polarity=args.ignored, archive_ignored=args.archive_ignored)
+                             polarity=args.ignored, archive_ignored=args.archive_ignored,
+                             dry_run=args.dry_run)
     emit_notes()
     if result.removed:
         return _removed(args, result)
@@ -98,18 +104,26 @@ def run_retire(args: argparse.Namespace) -> int:
 def _removed(args: argparse.Namespace, r: RetireResult) -> int:
     wt = r.verdict.worktree
     branch = wt.branch.removeprefix("refs/heads/") if wt.branch else None
-    data = {"removed": str(wt.path), "branch": branch,
-            "head": str(wt.head) if wt.head else None, "kept": r.kept, "pinned": r.pinned,
-            "salvaged": list(r.salvaged), "operation": r.op_id,
-            "archive": r.archive.to_json() if r.archive else None, "restore": list(r.restore)}
-    lines = [f"removed worktree {show(wt.path)}"]
+    data: dict[str, Any] = {
+        "dry_run": r.dry_run, "removed": str(wt.path), "branch": branch,
+        "head": str(wt.head) if wt.head else None, "kept": r.kept, "pinned": r.pinned,
+        "salvaged": list(r.salvaged), "operation": r.op_id,
+        "archive": r.archive.to_json() if r.archive else None, "restore": list(r.restore)}
+    lines = ["dry run: nothing is changed"] if r.dry_run else []
+    lines.append(f"{'would remove' if r.dry_run else 'removed'} worktree {show(wt.path)}")
     if branch and wt.head:
         lines.append(f"branch {branch} kept at {wt.head}")
-    else:
+    elif r.kept:
         lines.append(f"kept: {r.kept}")
     if r.pinned:
-        lines.append(f"pinned as {r.pinned}")
+        lines.append(f"would pin as {r.pinned}" if r.dry_run else f"pinned as {r.pinned}")
     lines += [f"salvaged: {show(p)}" for p in r.salvaged]
+    if r.dry_run:
+        data.update(would_salvage=list(r.would_salvage), would_archive=list(r.would_archive))
+        lines += [f"would salvage: {show(p)}" for p in r.would_salvage]
+        if r.would_archive:
+            lines.append(f"would archive {len(r.would_archive)} ignored file(s): "
+                         + ", ".join(show(p) for p in r.would_archive))
     if r.archive is not None:
         lines.append(f"archived {len(r.archive.members)} ignored file(s): "
                      f"{show(r.archive.path)}")
@@ -123,16 +137,18 @@ def _removed(args: argparse.Namespace, r: RetireResult) -> int:
 def _kept(args: argparse.Namespace, r: RetireResult) -> int:
     wt = r.verdict.worktree
     hint = _archive_hint(r)
-    data = {"held": r.hold.to_json() if r.hold else None, "refused": r.refused,
-            "disposition": r.verdict.disposition.value, "blockers": list(r.blockers),
-            "triage": r.verdict.triage, "pinned": r.pinned, "hint": hint,
-            "retire": verdict_json(r.verdict)}
-    lines = [f"kept worktree {show(wt.path)}: {r.verdict.disposition.value}"]
+    data = {"dry_run": r.dry_run, "held": r.hold.to_json() if r.hold else None,
+            "refused": r.refused, "disposition": r.verdict.disposition.value,
+            "blockers": list(r.blockers), "triage": r.verdict.triage, "pinned": r.pinned,
+            "hint": hint, "retire": verdict_json(r.verdict)}
+    lines = ["dry run: nothing is changed"] if r.dry_run else []
+    lines.append(f"{'would keep' if r.dry_run else 'kept'} worktree {show(wt.path)}: "
+                 f"{r.verdict.disposition.value}")
     lines += [f"  blocker: {show(b)}" for b in r.blockers]
     if r.verdict.triage:
         lines.append(f"  triage: {r.verdict.triage}")
     if r.pinned:
-        lines.append(f"  pinned as {r.pinned}")
+        lines.append(f"  {'would pin' if r.dry_run else 'pinned'} as {r.pinned}")
     if hint:
         lines.append(f"  to keep those files and remove it: {hint}")
     if r.refused:
@@ -141,7 +157,10 @@ def _kept(args: argparse.Namespace, r: RetireResult) -> int:
         return int(ExitCode.REFUSED)
     hold = r.hold
     assert hold is not None
-    if hold.auto:
+    if r.dry_run:
+        lines.append("would record an automatic hold: it says why the worktree stays and "
+                     "ends when a later retire removes it")
+    elif hold.auto:
         lines.append(f"recorded an automatic hold (owner {hold.owner}): it says why the "
                      "worktree stays and ends when a later retire removes it; see: "
                      "branchkeeper worktree retire --list-holds")
