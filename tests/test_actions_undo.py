@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import shlex
+import shutil
 import subprocess
 from collections.abc import Mapping
 from pathlib import Path
@@ -102,11 +103,11 @@ def test_undo_from_bundle_after_gc(tmp_path: Path, capsys: pytest.CaptureFixture
     code, out, err = _cli(capsys, "-C", str(repo.path), "undo", "--json")
     assert (code, err) == (0, "")
     assert json.loads(out) == {
-        "id": op_id, "op": "delete", "dry_run": False, "already_undone": None, "status": "done",
+        "id": op_id, "op": "delete", "dry_run": False, "already_undone": None,
+        "passed_undone": [], "none_left": False, "status": "done",
         "items": [{"ref": "refs/heads/x", "old": ids["x2"], "remote": None,
-                   "outcome": "restored", "reason": "", "command": "",
-                   "worktree_not_restored": None}],
-        "archives": [],
+                   "outcome": "restored", "reason": "", "command": ""}],
+        "worktrees": [], "archives": [],
     }
     assert repo.rev("refs/heads/x") == ids["x2"]
     assert repo.git("rev-parse", "x^{tree}") == tree
@@ -192,6 +193,7 @@ def test_log_text_and_json(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -
     assert json.loads(out) == [{
         "id": second, "time": t2, "op": "delete", "status": "done", "undone": undone.time,
         "items": 1, "results": {"refs/heads/x": "deleted"}, "bundle": str(bundle2),
+        "bundles": [str(bundle2)], "steps": 1,
         "archives": [], "note": "", "argv": ["branchkeeper", "delete", "x"],
     }]
 
@@ -206,10 +208,10 @@ def test_undo_with_empty_journal_and_unknown_id(
         4, "", "branchkeeper: error: no operation 'nope' in the journal (see: branchkeeper log)\n")
 
 
-def test_undo_of_sweep_clean_says_the_removed_worktree_is_not_restored(
+def test_undo_of_sweep_clean_adds_the_removed_worktree_back(
         tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """sweep --clean removed a clean worktree, then deleted its merged branch: undo brings the
-    branch back, says plainly that the checkout was not re-created and how to re-create it."""
+    branch back and the worktree at its path, on that branch, as a reap's undo does."""
     repo, ids = _repo(tmp_path)
     repo.git("merge", "-q", "--no-ff", "-m", "merge x", "x")
     wt_path = tmp_path / "wt-x"
@@ -218,28 +220,69 @@ def test_undo_of_sweep_clean_says_the_removed_worktree_is_not_restored(
     assert code == 0, out
     op_id = json.loads(out)["operation"]
     assert not wt_path.exists() and not repo.has_ref("refs/heads/x")
-    add = f"git worktree add {wt_path} x"
-    why = f"worktree {wt_path} not restored (undo brings back the branch only); recreate it " \
-          "with the command below"
     code, out, err = _cli(capsys, "-C", str(repo.path), "undo", "--dry-run")
     assert (code, err) == (0, "")
     assert out == (f"dry run: undo {op_id} (sweep-clean, 2 refs)\n"
-                   f"  would restore refs/heads/x at {ids['x2'][:10]}: {why}\n"
-                   f"      {add}\n"
-                   f"  would restore refs/heads/y at {ids['c1'][:10]}: from the recorded tip\n")
+                   f"  would restore refs/heads/x at {ids['x2'][:10]}: from the recorded tip\n"
+                   f"  would restore refs/heads/y at {ids['c1'][:10]}: from the recorded tip\n"
+                   f"  would add     worktree {wt_path} (x)\n")
+    assert not wt_path.exists()
     code, out, err = _cli(capsys, "-C", str(repo.path), "undo", "--json")
     assert (code, err) == (0, "")
     assert json.loads(out) == {
         "id": op_id, "op": "sweep-clean", "dry_run": False, "already_undone": None,
-        "status": "done",
+        "passed_undone": [], "none_left": False, "status": "done",
         "items": [{"ref": "refs/heads/x", "old": ids["x2"], "remote": None,
-                   "outcome": "restored", "reason": why, "command": add,
-                   "worktree_not_restored": str(wt_path)},
+                   "outcome": "restored", "reason": "", "command": ""},
                   {"ref": "refs/heads/y", "old": ids["c1"], "remote": None,
-                   "outcome": "restored", "reason": "", "command": "",
-                   "worktree_not_restored": None}],
+                   "outcome": "restored", "reason": "", "command": ""}],
+        "worktrees": [{"path": str(wt_path), "branch": "x", "commit": None,
+                       "outcome": "restored", "reason": "added back", "command": ""}],
         "archives": [],
     }
-    assert repo.rev("refs/heads/x") == ids["x2"] and not wt_path.exists()
-    repo.git(*shlex.split(add)[1:])  # the printed command re-creates the checkout
-    assert repo.git("-C", str(wt_path), "rev-parse", "HEAD") == ids["x2"]
+    assert repo.rev("refs/heads/x") == ids["x2"]
+    assert repo.git("-C", str(wt_path), "symbolic-ref", "HEAD") == "refs/heads/x"
+
+
+def test_undo_says_when_the_worktree_path_or_branch_is_taken(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Undo never overwrites: a path taken by another directory, or the branch checked out in
+    another worktree, keeps the worktree out; undo says which, prints the command, exits 5,
+    and a later bare undo (the operation is not undone yet) finishes the job once freed."""
+    repo, ids = _repo(tmp_path)
+    repo.git("merge", "-q", "--no-ff", "-m", "merge x", "x")
+    repo.git("branch", "-q", "z", "x")
+    wx, wz = tmp_path / "wt x", tmp_path / "wt-z"
+    repo.git("worktree", "add", "-q", str(wx), "x")
+    repo.git("worktree", "add", "-q", str(wz), "z")
+    code, out, _ = _cli(capsys, "-C", str(repo.path), "sweep", "--clean", "--json")
+    op_id = json.loads(out)["operation"]
+    assert code == 0 and not wx.exists() and not wz.exists()
+    repo.branch("z", ids["x2"])
+    other = tmp_path / "elsewhere"
+    repo.git("worktree", "add", "-q", str(other), "z")
+    wx.mkdir()
+    (wx / "mine.txt").write_text("someone else's\n")
+    code, out, err = _cli(capsys, "-C", str(repo.path), "undo")
+    add_x = f"git worktree add '{wx}' x"
+    add_z = f"git worktree add {wz} z"
+    assert (code, err) == (5, "")
+    assert out == (
+        f"undo {op_id} (sweep-clean, 3 refs)\n"
+        f"  restored      refs/heads/x at {ids['x2'][:10]}\n"
+        f"  restored      refs/heads/y at {ids['c1'][:10]}\n"
+        f"  present       refs/heads/z at {ids['x2'][:10]}\n"
+        f"  conflict      worktree {wx} (x): not added back: {wx} is taken by something that "
+        "is not this worktree; free it, then run the command below\n"
+        f"      {add_x}\n"
+        f"  conflict      worktree {wz} (z): not added back: branch z is checked out at "
+        f"{other} (one checkout per branch); free it, then run the command below\n"
+        f"      {add_z}\n")
+    assert (wx / "mine.txt").read_text() == "someone else's\n"
+    shutil.rmtree(wx)
+    repo.git("worktree", "remove", str(other))
+    code, out, err = _cli(capsys, "-C", str(repo.path), "undo", "--json")
+    assert (code, err) == (0, "")
+    assert [(w["path"], w["outcome"]) for w in json.loads(out)["worktrees"]] == [
+        (str(wx), "restored"), (str(wz), "restored")]
+    assert repo.git("-C", str(wz), "symbolic-ref", "HEAD") == "refs/heads/z"

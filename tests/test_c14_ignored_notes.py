@@ -83,9 +83,12 @@ def _undo_restores(c: C14, capsys: pytest.CaptureFixture[str], op_id: str) -> No
     assert not c.wt.exists()
     rc, doc = bk_json(capsys, "-C", str(c.repo.path), "undo", op_id)
     assert rc == 0, doc
+    # the worktree goes back first (on its branch), then the archived files into it
+    assert doc["worktrees"] == [{"path": str(c.wt), "branch": "feat", "commit": None,
+                                 "outcome": "restored", "reason": "added back", "command": ""}]
     (restored,) = doc["archives"]
     assert (restored["outcome"], restored["restored"], restored["kept"], restored["recreated"]) \
-        == ("restored", ["notes/result.txt"], [], True)
+        == ("restored", ["notes/result.txt"], [], False)
     _intact(c)
     assert c.repo.git("-C", str(c.wt), "symbolic-ref", "HEAD") == "refs/heads/feat"
 

@@ -245,8 +245,9 @@ def test_archive_unproven_bundle_restores(repo: GitRepo, tmp_path: Path,
     repo.git("branch", "-D", "unpushed")
     rc, out, _ = bk(capsys, "-C", str(repo.path), "undo", "--json")
     undo = json.loads(out)
-    assert (rc, undo["op"], [i["outcome"] for i in undo["items"]]) == (0, "archive", ["restored"])
+    assert (rc, undo["op"], [i["outcome"] for i in undo["items"]]) == (0, "worktree-reap", ["restored"])
     assert repo.rev("refs/heads/unpushed") == tip
+    assert [w["outcome"] for w in undo["worktrees"]] == ["restored"] and path.is_dir()
 
 
 def test_archive_default_min_age(repo: GitRepo, tmp_path: Path,

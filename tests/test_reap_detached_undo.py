@@ -31,7 +31,7 @@ def test_reap_detached_pins_head_and_undo_touches_no_remote_ref(
     pin = f"refs/branchkeeper/reaped/detached-wt-{head[:10]}"
     assert w.rev(pin) == head
     operation = Journal(common_dir_of(w.path)).operations()[-1]
-    assert (operation.op, [i.ref for i in operation.items]) == ("worktree-remove", [pin])
+    assert (operation.op, [i.ref for i in operation.items]) == ("worktree-reap", [pin])
     # the remote branch goes away; undo must not invent a remote-tracking ref
     w.git("push", "-q", "origin", "--delete", "feat")
     w.git("fetch", "-q", "--prune", "origin")

@@ -94,10 +94,11 @@ def test_merged_worktree_removed_and_journaled(repo: GitRepo, tmp_path: Path,
     assert not path.exists() and repo.rev("refs/heads/feat-a") == tip
     rc, out, _ = bk(capsys, "-C", str(repo.path), "undo", "--json")
     undo = json.loads(out)
-    assert (rc, undo["op"], undo["items"]) == (0, "worktree-remove", [
+    assert (rc, undo["op"], undo["items"], undo["worktrees"]) == (0, "worktree-reap", [
         {"ref": "refs/heads/feat-a", "old": tip, "remote": None, "outcome": "present",
-         "reason": f"worktree {path} added back", "command": "",
-         "worktree_not_restored": None}])
+         "reason": "", "command": ""}], [
+        {"path": str(path), "branch": "feat-a", "commit": None, "outcome": "restored",
+         "reason": "added back", "command": ""}])
     assert GitRepo(path).git("symbolic-ref", "--short", "HEAD") == "feat-a"  # undo re-added it
     assert GitRepo(path).rev("HEAD") == tip
 

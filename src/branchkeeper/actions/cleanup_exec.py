@@ -66,7 +66,7 @@ class Outcome:
 def _restore(ref_restore: str, item: BranchItem) -> str:
     """The journaled restore of a deleted branch: the bundle fetch, then, when its worktree
     was removed first, the ``git worktree add`` that re-creates the checkout (undo restores
-    the branch and names this step; it does not re-create the directory)."""
+    the branch, then runs this step: :mod:`branchkeeper.actions.undo_checkouts`)."""
     if not item.worktree:
         return ref_restore
     return f"{ref_restore} && {shlex.join(['git', 'worktree', 'add', item.worktree, item.name])}"

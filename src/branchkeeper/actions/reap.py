@@ -8,7 +8,9 @@ worktree (a failed salvage blocks the removal), for ``--archive-unproven`` write
 bundle of every commit unique to the branch, for ``--archive-ignored`` write and verify an
 archive of the ignored files the ignored-content rule keeps (issue 12, section 1), journal the
 step, then ``git worktree remove`` WITHOUT ``--force`` (git itself refuses a tree that became
-dirty). The branch is never deleted; the directory is never deleted by hand.
+dirty). The branch is never deleted; the directory is never deleted by hand. One reap is one
+journal operation (``worktree-reap``): begun before the first removal, one step per further
+worktree, so one ``undo`` brings back every worktree it removed (issue 11).
 """
 
 from __future__ import annotations
@@ -36,7 +38,7 @@ from branchkeeper.git.types import Oid
 from branchkeeper.state.archives import ArchiveInfo
 from branchkeeper.state.bundles import BundleInfo
 from branchkeeper.state.faults import fault
-from branchkeeper.state.journal import Journal, JournalItem, OpStatus
+from branchkeeper.state.journal import ItemOutcome, ItemResult, Journal, JournalItem, OpStatus
 from branchkeeper.state.lock import MUTATION_LOCK, repo_lock
 
 
@@ -126,8 +128,48 @@ def _pin_detached(plan: WorktreeSurvey, wt: Worktree) -> tuple[str | None, str]:
     return ref, ""
 
 
+#: The journal operation of one reap.
+OP_NAME = "worktree-reap"
+
+
+class ReapJournal:
+    """The one journal operation of a reap: begun at its first removal, a ``step`` for each
+    further one, per-item results for the worktrees that stayed, one ``end``."""
+
+    def __init__(self, journal: Journal) -> None:
+        self.journal = journal
+        self.op_id: str | None = None
+        self.removed = 0
+        self.stayed = 0
+
+    def step(self, item: JournalItem, *, bundle: BundleInfo | None,
+             archive: ArchiveInfo | None) -> str:
+        """Journal one worktree about to be removed (before anything of it is touched)."""
+        archives = [archive] if archive is not None else []
+        if self.op_id is None:
+            self.op_id = self.journal.begin(OP_NAME, [item], bundle=bundle, archives=archives,
+                                            note="worktrees removed by reap; branches kept")
+        else:
+            self.journal.step(self.op_id, [item], bundle=bundle, archives=archives)
+        return self.op_id
+
+    def stayed_as(self, ref: str, reason: str) -> None:
+        """The journaled worktree of ``ref`` was not removed after all."""
+        assert self.op_id is not None
+        self.journal.record(self.op_id, ItemResult(ref, ItemOutcome.KEPT, reason))
+        self.stayed += 1
+
+    def end(self) -> None:
+        """``done`` when every journaled worktree went, ``partial`` or ``failed`` otherwise."""
+        if self.op_id is None:
+            return
+        status = (OpStatus.DONE if not self.stayed else
+                  OpStatus.PARTIAL if self.removed else OpStatus.FAILED)
+        self.journal.end(self.op_id, status)
+
+
 def _one(plan: WorktreeSurvey, record: WorktreeRecord, *, saves: Saves, hooks: ReapHooks,
-         journal: Journal, signals: Signals) -> ReapResult:
+         journal: ReapJournal, signals: Signals) -> ReapResult:
     assert record.reap is not None
     verdict = record.reap
     wt = verdict.worktree
@@ -151,7 +193,6 @@ def _one(plan: WorktreeSurvey, record: WorktreeRecord, *, saves: Saves, hooks: R
     bundle = None
     unproven = any(g.name == "preserved" for g in again.blockers)
     if not unproven:
-        op = "worktree-remove"
         ref: str | None = wt.branch
         if ref is None:
             ref, why = _pin_detached(plan, wt)
@@ -160,7 +201,7 @@ def _one(plan: WorktreeSurvey, record: WorktreeRecord, *, saves: Saves, hooks: R
                                   f"could not pin the detached HEAD, kept: {why}")
     else:
         assert wt.branch is not None and wt.head is not None
-        ref, op = wt.branch, "archive"
+        ref = wt.branch
         try:
             bundle = create_bundle(plan.facts.root, plan.facts.common_dir, {ref: wt.head},
                                    base=_default_base(plan), label=f"archive-{wt.path.name}")
@@ -178,13 +219,12 @@ def _one(plan: WorktreeSurvey, record: WorktreeRecord, *, saves: Saves, hooks: R
     if archive is not None:
         restore.append(archive.restore_command())
     assert wt.head is not None
-    op_id = journal.begin(op, [JournalItem(ref, wt.head, None, " && ".join(restore))],
-                          bundle=bundle, note=f"worktree {wt.path} removed; branch kept",
-                          archives=[archive] if archive is not None else [])
+    op_id = journal.step(JournalItem(ref, wt.head, None, " && ".join(restore)),
+                         bundle=bundle, archive=archive)
     step = "reap" if bundle is None else "archive"
     fault(f"{step}.after_begin")
     if signals.stop:  # SIGINT/SIGTERM came: start no removal
-        journal.end(op_id, OpStatus.FAILED)
+        journal.stayed_as(ref, "interrupted before its removal; kept")
         return ReapResult(again, Outcome.KEPT, "interrupted before its removal; kept",
                           bundle=bundle, op_id=op_id, salvaged=shown, archive=archive)
     if hooks.before_remove is not None:
@@ -193,10 +233,10 @@ def _one(plan: WorktreeSurvey, record: WorktreeRecord, *, saves: Saves, hooks: R
     refused = git_worktree_remove(plan.facts.root, wt.path)
     fault(f"{step}.after_remove")
     if refused:
-        journal.end(op_id, OpStatus.FAILED)
+        journal.stayed_as(ref, "git refused, kept: " + refused)
         return ReapResult(again, Outcome.FAILED, "git refused, kept: " + refused,
                           bundle=bundle, op_id=op_id, salvaged=shown, archive=archive)
-    journal.end(op_id, OpStatus.DONE)
+    journal.removed += 1
     outcome = Outcome.REMOVED if bundle is None else Outcome.ARCHIVED
     detail = "removed; branch kept" if bundle is None else "archived and removed; branch kept"
     if archive is not None:
@@ -250,17 +290,27 @@ def execute_reap(plan: WorktreeSurvey, *, dry_run: bool, saves: Saves = Saves(),
             which = candidate(r)
             results.append(kept(r) if which is None else replace(kept(r), outcome=which))
         return results
-    journal = Journal(plan.facts.common_dir)
+    journal = ReapJournal(Journal(plan.facts.common_dir))
     with repo_lock(plan.facts.common_dir, MUTATION_LOCK, wait_s=lock_wait_s), \
             deferred_signals("the reap") as signals:
-        for r in plan.records:
-            if candidate(r) is None:
-                results.append(kept(r))
-            elif signals.stop:  # no new removal once SIGINT or SIGTERM came
-                assert r.reap is not None
-                results.append(ReapResult(r.reap, Outcome.KEPT, "interrupted before its "
-                                          "removal; kept"))
-            else:
-                results.append(_one(plan, r, saves=saves, hooks=hooks, journal=journal,
-                                    signals=signals))
+        try:
+            _each(plan, saves, hooks, journal, signals, candidate, kept, results)
+        finally:
+            journal.end()
     return results
+
+
+def _each(plan: WorktreeSurvey, saves: Saves, hooks: ReapHooks, journal: ReapJournal,
+          signals: Signals, candidate: Callable[[WorktreeRecord], Outcome | None],
+          kept: Callable[[WorktreeRecord], ReapResult], results: list[ReapResult]) -> None:
+    """Reap each candidate of ``plan`` in order, appending to ``results``."""
+    for r in plan.records:
+        if candidate(r) is None:
+            results.append(kept(r))
+        elif signals.stop:  # no new removal once SIGINT or SIGTERM came
+            assert r.reap is not None
+            results.append(ReapResult(r.reap, Outcome.KEPT, "interrupted before its removal; "
+                                      "kept"))
+        else:
+            results.append(_one(plan, r, saves=saves, hooks=hooks, journal=journal,
+                                signals=signals))

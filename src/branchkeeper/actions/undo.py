@@ -6,20 +6,19 @@ the ref is recreated at its recorded old tip: from the object store when the com
 there, else fetched from the operation's bundle first. Restoration is one compare-and-create
 transaction (:func:`create_refs` with ``must_not_exist``), so a ref that exists again at another
 tip is never overwritten: it is a conflict, with the command that restores it under another name.
-Remote items are never pushed: the push command is printed. An operation that archived a
-worktree's ignored files before removing it gets them back: the checkout is re-created when its
-directory is gone (``git worktree add``), then every archived file that is not there yet is
-written (an existing file is never overwritten). Every undo that acts is journaled.
+Remote items are never pushed: the push command is printed. Every operation that removed a
+worktree gets it back at its path, on its branch (:mod:`branchkeeper.actions.undo_checkouts`),
+then the ignored files it archived (an existing file is never overwritten). An operation of
+several steps (``worktree reap``) is undone as a whole. A bare ``undo`` takes the newest
+operation not undone yet. Every undo that acts is journaled.
 """
 
 from __future__ import annotations
 
 import shlex
 from dataclasses import dataclass, replace
-from enum import Enum
 from pathlib import Path
 
-from branchkeeper.actions.archive import ArchiveError, restore_archive
 from branchkeeper.actions.interrupt import deferred_signals
 from branchkeeper.actions.refupdate import (
     RefOutcome,
@@ -28,10 +27,17 @@ from branchkeeper.actions.refupdate import (
     create_refs,
     missing_commits,
 )
+from branchkeeper.actions.undo_checkouts import (
+    REF_BACK,
+    ArchiveUndo,
+    UndoOutcome,
+    WorktreeUndo,
+    restore_worktrees,
+    undo_archive,
+)
 from branchkeeper.errors import BranchkeeperError
 from branchkeeper.git.run import run_git
 from branchkeeper.git.types import Oid, RefName
-from branchkeeper.state.archives import ArchiveInfo
 from branchkeeper.state.faults import fault
 from branchkeeper.state.journal import ItemOutcome, Journal, JournalItem, Operation, UndoRecord, result_key
 from branchkeeper.state.lock import MUTATION_LOCK, repo_lock
@@ -39,26 +45,9 @@ from branchkeeper.state.lock import MUTATION_LOCK, repo_lock
 _FETCH_TIMEOUT_S = 600.0
 
 
-class UndoOutcome(Enum):
-    """What undo did (or, in a dry run, would do) for one item."""
-
-    RESTORED = "restored"
-    #: the ref already points at the recorded tip.
-    PRESENT = "present"
-    #: the ref exists at another tip; not overwritten (``command`` restores under another name).
-    CONFLICT = "conflict"
-    FAILED = "failed"
-    #: a remote branch: ``command`` is the push that restores it (never run by branchkeeper).
-    PUSH = "push"
-    #: the operation did not delete this ref (raced, kept or failed); nothing to restore.
-    SKIPPED = "skipped"
-
-
 @dataclass(frozen=True, slots=True)
 class UndoItem:
-    """One item of an undo: ``command`` is a shell-quoted command to run by hand, or empty;
-    ``worktree_not_restored``: the path of the branch's worktree the operation removed and
-    undo does not re-create (``command`` re-creates it), or empty."""
+    """One ref of an undo: ``command`` is a shell-quoted command to run by hand, or empty."""
 
     ref: str
     old: Oid
@@ -66,48 +55,30 @@ class UndoItem:
     outcome: UndoOutcome
     reason: str = ""
     command: str = ""
-    worktree_not_restored: str = ""
-
-
-@dataclass(frozen=True, slots=True)
-class ArchiveUndo:
-    """The files of one archive put back (or, in a dry run, that would be): ``outcome`` is
-    ``RESTORED`` (every member written, or already there with the same path), ``CONFLICT``
-    (some paths were taken by other files, which were left alone: ``kept``), or ``FAILED``
-    (``reason`` says why; ``command`` restores by hand). ``recreated``: the checkout was
-    re-created first."""
-
-    archive: ArchiveInfo
-    outcome: UndoOutcome
-    restored: tuple[str, ...] = ()
-    kept: tuple[str, ...] = ()
-    reason: str = ""
-    command: str = ""
-    recreated: bool = False
-
-    @property
-    def key(self) -> str:
-        """Its key in the journal's undo results."""
-        return f"archive:{self.archive.path}"
 
 
 @dataclass(frozen=True, slots=True)
 class UndoReport:
     """The result of :func:`undo_operation`. ``already_undone`` is set (and nothing was done)
-    when the operation had been undone before. ``archives``: one entry per archive of ignored
-    files the operation wrote."""
+    when the named operation had been undone before. ``worktrees``: one entry per worktree the
+    operation removed; ``archives``: one per archive of ignored files it wrote. ``passed``:
+    the newer operations a bare ``undo`` passed over because they were undone already (with
+    ``already_undone`` set: every operation of the journal, newest first: none is left)."""
 
     operation: Operation
     dry_run: bool
     items: tuple[UndoItem, ...]
     already_undone: UndoRecord | None = None
     archives: tuple[ArchiveUndo, ...] = ()
+    worktrees: tuple[WorktreeUndo, ...] = ()
+    passed: tuple[Operation, ...] = ()
 
     @property
     def status(self) -> str:
         """``done`` (nothing failed or conflicted), ``partial``, or ``failed`` (nothing restored
         and something failed or conflicted)."""
-        outcomes = [i.outcome for i in self.items] + [a.outcome for a in self.archives]
+        outcomes = [i.outcome for i in self.items] + [a.outcome for a in self.archives] + \
+            [w.outcome for w in self.worktrees]
         bad = sum(o in (UndoOutcome.CONFLICT, UndoOutcome.FAILED) for o in outcomes)
         if not bad:
             return "done"
@@ -162,178 +133,81 @@ def _fetch_from_bundle(repo: Path, operation: Operation, refs: list[str]) -> str
     return None
 
 
-def _select(journal: Journal, op_id: str | None) -> Operation:
+def _select(journal: Journal, op_id: str | None) -> tuple[Operation, tuple[Operation, ...]]:
+    """The operation to undo and the newer ones passed over (bare ``undo`` only: the newest
+    operation not undone yet; when every one is undone, the newest, and all of them)."""
     operations = journal.operations()
     if not operations:
         raise BranchkeeperError("the journal has no operations to undo")
     if op_id is None:
-        return operations[-1]
+        for n in range(len(operations) - 1, -1, -1):
+            if operations[n].undone is None:
+                return operations[n], tuple(reversed(operations[n + 1:]))
+        return operations[-1], tuple(reversed(operations))
     for operation in operations:
         if operation.id == op_id:
-            return operation
+            return operation, ()
     raise BranchkeeperError(f"no operation {op_id!r} in the journal (see: branchkeeper log)")
 
 
 def undo_operation(repo: Path, common_dir: Path, op_id: str | None, *, dry_run: bool,
                    lock_wait_s: float = 30.0) -> UndoReport:
-    """Restore the local refs of operation ``op_id`` (``None``: the newest) and report.
+    """Undo operation ``op_id`` (``None``: the newest one not undone yet) and report.
 
-    ``repo`` is a work tree or git dir of the repository, ``common_dir`` its common git dir. With
-    ``dry_run`` nothing is fetched, written or journaled; outcomes say what would happen
-    (``RESTORED`` means "would restore"). Holds the mutation lock while acting. Raises
-    :class:`BranchkeeperError` for an empty journal or an unknown id, ``LockBusyError`` when
-    another command holds the lock past ``lock_wait_s`` seconds.
+    Restores its local refs, adds back the worktrees it removed, then puts back the ignored
+    files it archived; an operation of several steps is undone whole. ``repo`` is a work tree
+    or git dir of the repository, ``common_dir`` its common git dir. With ``dry_run`` nothing
+    is fetched, written or journaled; outcomes say what would happen (``RESTORED`` means
+    "would restore"). Holds the mutation lock while acting. Raises :class:`BranchkeeperError`
+    for an empty journal or an unknown id, ``LockBusyError`` when another command holds the lock past
+    ``lock_wait_s`` seconds.
     """
     journal = Journal(common_dir)
-    operation = _select(journal, op_id)
+    operation, passed = _select(journal, op_id)
     if operation.undone is not None:
-        return UndoReport(operation, dry_run, (), already_undone=operation.undone)
+        return UndoReport(operation, dry_run, (), already_undone=operation.undone,
+                          passed=passed)
     if dry_run:
-        report = _plan(repo, operation, act=False)
-        return report if operation.op in WORKTREE_OPS else \
-            _worktrees_not_restored(repo, operation, report)
+        return replace(_undo(repo, operation, act=False), passed=passed)
     with repo_lock(common_dir, MUTATION_LOCK, wait_s=lock_wait_s), \
             deferred_signals("the undo"):
-        report = _plan(repo, operation, act=True)
-        if operation.op in WORKTREE_OPS:
-            report = _readd_worktrees(repo, operation, report)
-        else:
-            report = _worktrees_not_restored(repo, operation, report)
+        report = replace(_undo(repo, operation, act=True), passed=passed)
         fault("undo.after_create")
         results = {i.ref: (i.outcome.value, i.reason) for i in report.items}
+        results.update({w.key: (w.outcome.value, w.reason) for w in report.worktrees})
         results.update({a.key: (a.outcome.value, a.reason) for a in report.archives})
         journal.record_undo(operation.id, report.status, results)
     return report
 
 
-def _checkout_missing(repo: Path, info: ArchiveInfo) -> str | None:
-    """Re-create the checkout the archive came from (``git worktree add``, the branch when it
-    exists, else the recorded commit detached); git's error, or ``None``."""
-    branch = info.branch.removeprefix("refs/heads/") if info.branch else None
-    if branch is not None and run_git(["rev-parse", "--verify", "-q", f"{info.branch}^{{commit}}"],
-                                      cwd=repo, check=False).returncode == 0:
-        args = ["worktree", "add", "-q", info.worktree, branch]
-    elif info.head is not None:
-        args = ["worktree", "add", "-q", "--detach", info.worktree, str(info.head)]
-    else:
-        return "the archive records no branch or commit to check out"
-    res = run_git(args, cwd=repo, check=False)
-    if res.returncode == 0:
-        return None
-    lines = res.stderr.decode("utf-8", "replace").strip().splitlines()
-    return lines[-1] if lines else f"exit {res.returncode}"
+#: The operations that removed worktrees and never deleted a ref: a ref of theirs found at
+#: another tip has moved on since (it is kept as it is; the worktree goes back on it).
+#: ``worktree-reap`` is one reap; ``worktree-remove`` and ``archive`` are a reap's removals in
+#: older journals (and the WorktreeRemove hook's); ``worktree-retire``.
+WORKTREE_OPS = frozenset({"worktree-reap", "worktree-remove", "archive", "worktree-retire"})
 
 
-def _is_worktree(repo: Path, path: str) -> bool:
-    from branchkeeper.git.repo import parse_worktree_porcelain
-
-    out = run_git(["worktree", "list", "--porcelain", "-z"], cwd=repo, check=False)
-    if out.returncode != 0:
-        return False
-    return any(str(w.path) == path for w in parse_worktree_porcelain(out.stdout, nul=True))
-
-
-def _undo_archive(repo: Path, info: ArchiveInfo, *, act: bool) -> ArchiveUndo:
-    """Put one archive's files back: re-create the checkout when its directory is gone, then
-    write every member that is not there yet (never over an existing file)."""
-    by_hand = f"{info.checkout_command()} && {info.restore_command()}"
-    exists = Path(info.worktree).exists()
-    if exists and not _is_worktree(repo, info.worktree):
-        return ArchiveUndo(info, UndoOutcome.FAILED, reason=f"{info.worktree} exists and is not "
-                           "a worktree of this repository; files not restored",
-                           command=info.restore_command())
-    if not act:
-        why = (f"{len(info.members)} file(s)" + ("" if exists else
-               "; the checkout is re-created first"))
-        return ArchiveUndo(info, UndoOutcome.RESTORED, reason=why)
-    recreated = False
-    if not exists:
-        error = _checkout_missing(repo, info)
-        if error is not None:
-            return ArchiveUndo(info, UndoOutcome.FAILED, reason=f"could not re-create the "
-                               f"checkout: {error}", command=by_hand)
-        recreated = True
-    try:
-        done = restore_archive(info)
-    except ArchiveError as exc:
-        return ArchiveUndo(info, UndoOutcome.FAILED, reason=str(exc), command=by_hand,
-                           recreated=recreated)
-    if done.failed:
-        shown = "; ".join(f"{m}: {why}" for m, why in done.failed[:3])
-        return ArchiveUndo(info, UndoOutcome.FAILED, done.restored, done.kept,
-                           f"{len(done.failed)} file(s) not restored ({shown})",
-                           info.restore_command(), recreated)
-    if done.kept:
-        return ArchiveUndo(info, UndoOutcome.CONFLICT, done.restored, done.kept,
-                           f"{len(done.kept)} path(s) already taken, left alone: "
-                           + ", ".join(done.kept[:3]) + "; the archived copies stay in the "
-                           "archive (print one to compare)",
-                           shlex.join(["tar", "-x", "-O", "-f", str(info.path), "--",
-                                       done.kept[0]]), recreated)
-    return ArchiveUndo(info, UndoOutcome.RESTORED, done.restored, (),
-                       f"{len(done.restored)} file(s) restored", "", recreated)
+def _undo(repo: Path, operation: Operation, *, act: bool) -> UndoReport:
+    """Refs (step by step, each from its own bundle), then worktrees, then archives."""
+    items = tuple(i for step in operation.parts
+                  for i in _plan(repo, replace(operation, items=step.items, bundle=step.bundle,
+                                               archives=step.archives, steps=()),
+                                 act=act).items)
+    if operation.op in WORKTREE_OPS:
+        items = tuple(_kept_as_is(i) for i in items)
+    worktrees = restore_worktrees(repo, operation.items, [i.outcome for i in items], act=act)
+    not_back = frozenset(w.path for w in worktrees if w.outcome not in REF_BACK)
+    archives = tuple(undo_archive(repo, a, act=act, not_back=not_back)
+                     for a in operation.archives)
+    return UndoReport(operation, not act, items, archives=archives, worktrees=worktrees)
 
 
-#: The operations that removed a worktree (``worktree reap``, also from ``prune``'s background
-#: reap): their undo adds the worktree back once its branch (or pinned commit) is there.
-WORKTREE_OPS = frozenset({"worktree-remove", "archive"})
-
-
-def _worktree_add_argv(item: JournalItem) -> list[str] | None:
-    """The ``git worktree add ...`` arguments the reap journaled for ``item`` (a step of its
-    restore command, written with ``shlex.join``), without ``git``; ``None`` when there is
-    none."""
-    for step in item.restore.split(" && "):
-        try:
-            words = shlex.split(step)
-        except ValueError:
-            continue
-        if words[:3] == ["git", "worktree", "add"]:
-            return words[1:]
-    return None
-
-
-def _readd_worktrees(repo: Path, operation: Operation, report: UndoReport) -> UndoReport:
-    """Add back each removed worktree whose ref is restored or present and whose directory
-    does not exist again (an undone archive of its ignored files re-creates it first); the
-    outcome's reason says what happened."""
-    items = list(report.items)
-    for n, (journaled, done) in enumerate(zip(operation.items, report.items, strict=True)):
-        argv = _worktree_add_argv(journaled)
-        if argv is None or done.outcome not in (UndoOutcome.RESTORED, UndoOutcome.PRESENT):
-            continue
-        path = Path(next(a for a in argv[2:] if not a.startswith("-")))
-        if path.exists():
-            continue
-        res = run_git(argv, cwd=repo, check=False)
-        if res.returncode == 0:
-            items[n] = replace(done, reason=f"worktree {path} added back")
-        else:
-            why = res.stderr.decode("utf-8", "replace").strip().splitlines()[:1]
-            items[n] = replace(done, reason=f"worktree {path} not added back "
-                                            f"({why[0] if why else 'git failed'})",
-                               command=shlex.join(["git", *argv]))
-    return replace(report, items=tuple(items))
-
-
-def _worktrees_not_restored(repo: Path, operation: Operation, report: UndoReport
-                            ) -> UndoReport:
-    """For a cleanup that removed a branch's worktree before deleting the branch
-    (``sweep --clean``, ``prune``): undo brings the branch back, not the checkout. Each such
-    item whose worktree is not there again says so, and its ``command`` is the journaled
-    ``git worktree add PATH BRANCH`` that re-creates it."""
-    items = list(report.items)
-    for n, (journaled, done) in enumerate(zip(operation.items, report.items, strict=True)):
-        argv = _worktree_add_argv(journaled)
-        if argv is None or done.outcome not in (UndoOutcome.RESTORED, UndoOutcome.PRESENT):
-            continue
-        path = next(a for a in argv[2:] if not a.startswith("-"))
-        if Path(path).exists() and _is_worktree(repo, path):
-            continue
-        items[n] = replace(done, reason=f"worktree {path} not restored (undo brings back the "
-                                        "branch only); recreate it with the command below",
-                           command=shlex.join(["git", *argv]), worktree_not_restored=path)
-    return replace(report, items=tuple(items))
+def _kept_as_is(item: UndoItem) -> UndoItem:
+    """A worktree removal never deleted its ref: one at another tip now moved on since."""
+    if item.outcome is not UndoOutcome.CONFLICT or item.remote is not None:
+        return item
+    return replace(item, outcome=UndoOutcome.PRESENT, command="",
+                   reason="moved on since the removal; kept as it is")
 
 
 def _plan(repo: Path, operation: Operation, *, act: bool) -> UndoReport:
@@ -421,10 +295,8 @@ def _plan_restores(repo: Path, operation: Operation, *, act: bool) -> UndoReport
                 outcomes[key] = UndoItem(
                     item.ref, item.old, None, UndoOutcome.CONFLICT, f"exists at {found}",
                     _conflict_command(item, operation, have_object=item.old not in missing))
-    archives = tuple(_undo_archive(repo, a, act=act) for a in operation.archives)
     return UndoReport(operation, not act,
-                      tuple(outcomes[result_key(i.ref, i.remote)] for i in operation.items),
-                      archives=archives)
+                      tuple(outcomes[result_key(i.ref, i.remote)] for i in operation.items))
 
 
 def _skipped(operation: Operation, item: JournalItem) -> UndoItem:

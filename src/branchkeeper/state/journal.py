@@ -8,6 +8,10 @@ sharing its id:
   :meth:`BundleInfo.to_json`, or null), ``archives`` (archives of ignored files, see
   :meth:`ArchiveInfo.to_json`; absent when there are none), ``note``, ``argv``: written BEFORE
   anything is touched;
+- ``step``: more ``items`` (with their own ``bundle`` and ``archives``) of the same operation,
+  written before that step touches anything: a command that works item by item (``worktree
+  reap``) is one operation of N steps. Journals written before steps existed have one
+  operation per item and read as they were;
 - ``item``: one per ref result (``ref``, ``result`` = deleted/moved/raced/kept/failed,
   ``reason``);
 - ``end``: ``status`` = done/partial/failed;
@@ -116,8 +120,21 @@ class UndoRecord:
 
 
 @dataclass(frozen=True, slots=True)
+class Step:
+    """One step of an operation: its ``items``, the ``bundle`` and the ``archives`` written for
+    them. The ``begin`` event is the first step; each ``step`` event adds one."""
+
+    items: tuple[JournalItem, ...]
+    bundle: BundleInfo | None = None
+    archives: tuple[ArchiveInfo, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
 class Operation:
-    """An operation reconstructed from its events. ``time`` is the begin time (ISO 8601 UTC)."""
+    """An operation reconstructed from its events. ``time`` is the begin time (ISO 8601 UTC).
+    ``items`` and ``archives`` are those of every step, in order; ``bundle`` is the first
+    step's that has one (:attr:`bundles` lists them all); ``steps`` is empty for an operation
+    built by hand (it is then its own single step)."""
 
     id: str
     op: str
@@ -130,6 +147,17 @@ class Operation:
     argv: tuple[str, ...]
     undos: tuple[UndoRecord, ...] = ()
     archives: tuple[ArchiveInfo, ...] = ()
+    steps: tuple[Step, ...] = ()
+
+    @property
+    def parts(self) -> tuple[Step, ...]:
+        """The steps, or the operation itself as one step when it has none recorded."""
+        return self.steps or (Step(self.items, self.bundle, self.archives),)
+
+    @property
+    def bundles(self) -> tuple[BundleInfo, ...]:
+        """Every bundle the operation's steps wrote, in order."""
+        return tuple(s.bundle for s in self.parts if s.bundle is not None)
 
     @property
     def undone(self) -> UndoRecord | None:
@@ -228,6 +256,18 @@ class Journal:
         self._append([event])
         return op_id
 
+    def step(self, op_id: str, items: Sequence[JournalItem], *,
+             bundle: BundleInfo | None = None, archives: Sequence[ArchiveInfo] = ()) -> None:
+        """Record that operation ``op_id`` is about to change ``items`` too (one more step,
+        with its own bundle and archives); written and fsynced before the caller touches
+        them (guarantee 3)."""
+        event: dict[str, Any] = {"event": "step", "id": op_id, "time": _now(),
+                                 "items": [i.to_json() for i in items],
+                                 "bundle": bundle.to_json() if bundle is not None else None}
+        if archives:
+            event["archives"] = [a.to_json() for a in archives]
+        self._append([event])
+
     def record(self, op_id: str, *results: ItemResult) -> None:
         """Append one ``item`` event per result (all in one write and fsync)."""
         if results:
@@ -274,7 +314,7 @@ class Journal:
             if kind == "begin":
                 begins[op_id] = event
                 extra.setdefault(op_id, [])
-            elif kind in ("item", "end", "undo") and op_id in begins:
+            elif kind in ("step", "item", "end", "undo") and op_id in begins:
                 extra[op_id].append(event)
             else:
                 skipped.append(SkippedLine(lineno, f"{kind} event for unknown operation {op_id}"))
@@ -298,20 +338,32 @@ class Journal:
         return None
 
 
-def _build(begin: Mapping[str, Any], events: Sequence[Mapping[str, Any]]) -> Operation:
-    items = tuple(
+def _items(event: Mapping[str, Any]) -> tuple[JournalItem, ...]:
+    return tuple(
         JournalItem(ref=str(i["ref"]), old=Oid.parse(str(i["old"])),
                     remote=None if i.get("remote") is None else str(i["remote"]),
                     restore=str(i.get("restore", "")),
                     new=Oid.parse(str(i["new"])) if i.get("new") else None)
-        for i in begin["items"]
+        for i in event["items"]
     )
+
+
+def _step(event: Mapping[str, Any]) -> Step:
+    bundle = BundleInfo.from_json(event["bundle"]) if event.get("bundle") else None
+    archives = tuple(ArchiveInfo.from_json(a) for a in event.get("archives") or ())
+    return Step(_items(event), bundle, archives)
+
+
+def _build(begin: Mapping[str, Any], events: Sequence[Mapping[str, Any]]) -> Operation:
+    steps = [_step(begin)]
     results: dict[str, ItemResult] = {}
     status = OpStatus.INTERRUPTED
     undos: list[UndoRecord] = []
     for event in events:
         kind = event["event"]
-        if kind == "item":
+        if kind == "step":
+            steps.append(_step(event))
+        elif kind == "item":
             remote = None if event.get("remote") is None else str(event["remote"])
             result = ItemResult(str(event["ref"]), ItemOutcome(event["result"]),
                                 str(event.get("reason", "")), remote)
@@ -323,11 +375,11 @@ def _build(begin: Mapping[str, Any], events: Sequence[Mapping[str, Any]]) -> Ope
                 time=str(event["time"]), status=str(event["status"]),
                 results={str(k): (str(v[0]), str(v[1])) for k, v in dict(event["results"]).items()},
             ))
-    bundle = BundleInfo.from_json(begin["bundle"]) if begin.get("bundle") else None
-    archives = tuple(ArchiveInfo.from_json(a) for a in begin.get("archives") or ())
     return Operation(
         id=str(begin["id"]), op=str(begin["op"]), time=str(begin["time"]), status=status,
-        items=items, results=results, bundle=bundle, note=str(begin.get("note", "")),
-        argv=tuple(str(a) for a in begin.get("argv", [])), undos=tuple(undos),
-        archives=archives,
+        items=tuple(i for s in steps for i in s.items), results=results,
+        bundle=next((s.bundle for s in steps if s.bundle is not None), None),
+        note=str(begin.get("note", "")), argv=tuple(str(a) for a in begin.get("argv", [])),
+        undos=tuple(undos), archives=tuple(a for s in steps for a in s.archives),
+        steps=tuple(steps) if len(steps) > 1 else (),
     )

@@ -47,10 +47,21 @@ def operation_json(operation: Operation) -> dict[str, Any]:
         "items": len(operation.items),
         "results": {ref: r.outcome.value for ref, r in operation.results.items()},
         "bundle": str(operation.bundle.path) if operation.bundle is not None else None,
+        "bundles": [str(b.path) for b in operation.bundles],
+        "steps": len(operation.parts),
         "archives": [str(a.path) for a in operation.archives],
         "note": operation.note,
         "argv": list(operation.argv),
     }
+
+
+def _bundle_cell(operation: Operation) -> str:
+    """The first bundle's path, ``(+N more)`` when the steps wrote more; ``-`` for none."""
+    bundles = operation.bundles
+    if not bundles:
+        return "-"
+    more = f" (+{len(bundles) - 1} more)" if len(bundles) > 1 else ""
+    return f"{bundles[0].path}{more}"
 
 
 def render_text(operations: list[Operation]) -> str:
@@ -59,8 +70,7 @@ def render_text(operations: list[Operation]) -> str:
         return "no operations recorded\n"
     header = ("ID", "TIME", "OP", "STATUS", "ITEMS", "BUNDLE")
     rows = [header] + [
-        (o.id, o.time, o.op, status_word(o), str(len(o.items)),
-         str(o.bundle.path) if o.bundle is not None else "-")
+        (o.id, o.time, o.op, status_word(o), str(len(o.items)), _bundle_cell(o))
         for o in operations
     ]
     widths = [max(len(r[c]) for r in rows) for c in range(len(header) - 1)]
@@ -77,7 +87,7 @@ def orphan_rows(repo: Path, common: Path, operations: Sequence[Operation]) -> li
     "verified"|"damaged: <why>", "bundle": path, ...}``. They are kept, never deleted."""
     from branchkeeper.actions.bundle import BundleError, verify_bundle
 
-    listed = {o.bundle.path for o in operations if o.bundle is not None}
+    listed = {b.path for o in operations for b in o.bundles}
     listed |= {a.path for o in operations for a in o.archives}
     rows: list[dict[str, Any]] = []
     for path in orphans(common, listed):
@@ -92,7 +102,8 @@ def orphan_rows(repo: Path, common: Path, operations: Sequence[Operation]) -> li
         except (BundleError, OSError, tarfile.TarError) as exc:
             status = "damaged: " + str(exc).splitlines()[0]
         rows.append({"id": None, "time": None, "op": kind, "status": status, "undone": None,
-                     "items": 0, "results": {}, "bundle": str(path), "archives": [],
+                     "items": 0, "results": {}, "bundle": str(path), "bundles": [str(path)],
+                     "steps": 0, "archives": [],
                      "note": "no journal operation lists it; kept", "argv": []})
     return rows
 

@@ -8,7 +8,9 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from branchkeeper.actions.undo import UndoOutcome, UndoReport, undo_operation
+from branchkeeper.actions.undo import UndoReport, undo_operation
+from branchkeeper.actions.undo_checkouts import UndoOutcome, WorktreeUndo
+from branchkeeper.adapters.commands.worktree_shared import show
 from branchkeeper.errors import ExitCode
 from branchkeeper.state.statedir import common_dir_of
 
@@ -25,11 +27,20 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
                     "5 conflicts, 4 errors.",
     )
     parser.add_argument("id", nargs="?", default=None, metavar="ID",
-                        help="operation id from 'branchkeeper log' (default: the newest)")
+                        help="operation id from 'branchkeeper log' (default: the newest one "
+                             "not undone yet)")
     parser.add_argument("--dry-run", action="store_true", help="say what would be restored")
     parser.add_argument("--json", action="store_true", help="print a JSON record")
     parser.set_defaults(func=run)
 
+
+_WORKTREE_WORDS = {
+    UndoOutcome.RESTORED: ("added back", "would add"),
+    UndoOutcome.PRESENT: ("present", "present"),
+    UndoOutcome.CONFLICT: ("conflict", "conflict"),
+    UndoOutcome.FAILED: ("failed", "would fail"),
+    UndoOutcome.SKIPPED: ("skipped", "skipped"),
+}
 
 _WORDS = {
     UndoOutcome.RESTORED: ("restored", "would restore"),
@@ -49,12 +60,18 @@ def report_json(report: UndoReport) -> dict[str, Any]:
         "op": op.op,
         "dry_run": report.dry_run,
         "already_undone": report.already_undone.time if report.already_undone else None,
+        "passed_undone": [o.id for o in report.passed],
+        "none_left": report.already_undone is not None and bool(report.passed),
         "status": None if report.already_undone else report.status,
         "items": [
             {"ref": i.ref, "old": i.old, "remote": i.remote, "outcome": i.outcome.value,
-             "reason": i.reason, "command": i.command,
-             "worktree_not_restored": i.worktree_not_restored or None}
+             "reason": i.reason, "command": i.command}
             for i in report.items
+        ],
+        "worktrees": [
+            {"path": w.path, "branch": w.branch, "commit": w.commit, "outcome": w.outcome.value,
+             "reason": w.reason, "command": w.command}
+            for w in report.worktrees
         ],
         "archives": [
             {"archive": str(a.archive.path), "worktree": a.archive.worktree,
@@ -68,11 +85,18 @@ def report_json(report: UndoReport) -> dict[str, Any]:
 def render_text(report: UndoReport) -> str:
     """Human-readable lines: a header, one line per item, commands indented below."""
     op = report.operation
+    if report.already_undone is not None and report.passed:
+        return (f"nothing to undo: every operation in the journal is undone already (the "
+                f"newest, {op.id} ({op.op}), at {report.already_undone.time}); see: "
+                "branchkeeper log\n")
     if report.already_undone is not None:
         return (f"operation {op.id} ({op.op}) was already undone at "
                 f"{report.already_undone.time}; nothing to do\n")
     lines = [f"{'dry run: ' if report.dry_run else ''}undo {op.id} ({op.op}, "
              f"{len(op.items)} ref{'s' if len(op.items) != 1 else ''})"]
+    if report.passed:
+        lines.append("  the newest operation not undone yet; undone already: "
+                     + ", ".join(f"{o.id} ({o.op})" for o in report.passed))
     for item in report.items:
         word = _WORDS[item.outcome][1 if report.dry_run else 0]
         where = f"{item.remote} {item.ref}" if item.remote else item.ref
@@ -82,6 +106,7 @@ def render_text(report: UndoReport) -> str:
         lines.append(text)
         if item.command:
             lines.append(f"      {item.command}")
+    lines += _worktree_lines(report.worktrees, dry_run=report.dry_run)
     for a in report.archives:
         word = _WORDS[a.outcome][1 if report.dry_run else 0]
         lines.append(f"  {word:<13} ignored files into {a.archive.worktree}: {a.reason}")
@@ -92,9 +117,24 @@ def render_text(report: UndoReport) -> str:
     return "\n".join(lines) + "\n"
 
 
+def _worktree_lines(worktrees: tuple[WorktreeUndo, ...], *, dry_run: bool) -> list[str]:
+    lines = []
+    for w in worktrees:
+        word = _WORKTREE_WORDS[w.outcome][1 if dry_run else 0]
+        on = w.branch if w.branch is not None else f"detached {(w.commit or '')[:10]}"
+        text = f"  {word:<13} worktree {show(w.path)} ({show(on)})"
+        if w.outcome is not UndoOutcome.RESTORED:
+            text += f": {w.reason}"
+        lines.append(text)
+        if w.command:
+            lines.append(f"      {w.command}")
+    return lines
+
+
 def exit_code(report: UndoReport) -> int:
     """0 restored (or nothing to do), 4 when an item failed, 5 when one conflicted."""
-    outcomes = {i.outcome for i in report.items} | {a.outcome for a in report.archives}
+    outcomes = {i.outcome for i in report.items} | {a.outcome for a in report.archives} | \
+        {w.outcome for w in report.worktrees}
     if UndoOutcome.FAILED in outcomes:
         return int(ExitCode.ERROR)
     if UndoOutcome.CONFLICT in outcomes:
