@@ -68,6 +68,7 @@ def test_orphan_bundle_is_listed_and_debris_is_removed(tmp_path: Path) -> None:
     rows = json.loads(bk(w.repo.path, "log", "--json").stdout)
     assert rows == [{"id": None, "time": None, "op": "orphan bundle", "status": "verified",
                      "undone": None, "items": 0, "results": {}, "bundle": str(orphan),
+                     "bundles": [str(orphan)], "steps": 0,
                      "archives": [], "note": "no journal operation lists it; kept", "argv": []}]
     assert bk(w.repo.path, "delete", "merged-a").returncode == 0
     assert orphan.exists()  # kept: never deleted silently
