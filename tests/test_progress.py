@@ -15,6 +15,9 @@ import select
 import subprocess
 import sys
 from pathlib import Path
+from typing import ClassVar
+
+import pytest
 
 from branchkeeper.model.progress import Meter, metering
 from branchkeeper.render.progress import DELAY_S, delay_s, stats_line
@@ -142,8 +145,9 @@ def test_stats_prints_one_timing_line_on_stderr_also_with_json(
         r"branchkeeper: stats: \d+\.\d\d s; reading refs \d+\.\d\d s, walking unmerged "
         r"history \d+\.\d\d s, proving: ancestry \d+\.\d\d s, proving: inside a landed branch "
         r"\d+\.\d\d s, counting \(dates, lines, commits behind\) \d+\.\d\d s, building records "
-        r"\d+\.\d\d s, saving the cache \d+\.\d\d s, reading local-only work \d+\.\d\d s; "
-        r"\d+ git processes; 4 branches; cache hits: 2 verdicts\n", warm.stderr), warm.stderr
+        r"\d+\.\d\d s, saving the cache \d+\.\d\d s, reading local-only work \d+\.\d\d s, "
+        r"rendering the report \d+\.\d\d s; \d+ git processes; 4 branches; cache hits: 2 "
+        r"verdicts\n", warm.stderr), warm.stderr
     assert warm.stdout.endswith("(add --dry-run to see the plan)\n"), warm.stdout
 
 
@@ -252,3 +256,77 @@ def test_the_counts_move_as_the_work_is_done(remote_and_clone: tuple[GitRepo, Gi
         (4, 6, "branches"), (5, 6, "branches"), (6, 6, "branches"), (6, 6, "branches")]
     assert by_phase["reading local-only work"] == [
         (0, 3, "worktrees"), (1, 3, "worktrees"), (2, 3, "worktrees"), (3, 3, "worktrees")]
+
+
+class _Recorder:
+    """Stands in for the bar: records what it is told, and when it was made to start."""
+
+    made: ClassVar[list[_Recorder]] = []
+
+    def __init__(self, console: object, delay: float, started: float | None = None) -> None:
+        self.delay, self.started = delay, started
+        self.seen: list[tuple[str, int, int | None, str]] = []
+        self.closed = 0
+        _Recorder.made.append(self)
+
+    def update(self, phase: str, done: int, total: int | None, unit: str) -> None:
+        self.seen.append((phase, done, total, unit))
+
+    def close(self) -> None:
+        self.closed += 1
+
+
+def test_a_terminal_sweep_tracks_every_phase_to_its_total_and_the_rendering(
+        remote_and_clone: tuple[GitRepo, GitRepo], monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    """The phase sequence a terminal user sees: every phase with a total ends at N/N before
+    the next one starts (counting moves one count at a time), the report's rendering is the
+    last phase, the bar goes before the report is written, and its delay counts from the
+    start of the process."""
+    from branchkeeper.adapters import cli
+    from branchkeeper.render import progress as render_progress
+
+    w = _repo(remote_and_clone)
+    monkeypatch.setattr(render_progress, "DelayedBar", _Recorder)
+    monkeypatch.setattr(sys.stderr, "isatty", lambda: True)
+    _Recorder.made.clear()
+    assert cli.main(["-C", str(w.path), "sweep"]) == 0
+    out = capsys.readouterr().out
+    (bar,) = _Recorder.made
+    assert (bar.delay, bar.started, bar.closed) == (DELAY_S, cli.STARTED, 1)
+    assert out.rstrip().endswith("--clean (add --dry-run to see the plan)")
+    order: list[str] = []
+    last: dict[str, tuple[int, int | None, str]] = {}
+    for phase, done, total, unit in bar.seen:
+        if not order or order[-1] != phase:
+            order.append(phase)
+        last[phase] = (done, total, unit)
+    assert order[0] == "reading refs" and set(PHASES) <= set(order)
+    assert order[-2:] == ["reading local-only work", "rendering the report"]
+    assert len(order) == len(set(order))  # no phase comes back after the next one began
+    assert [u[1:] for u in bar.seen if u[0].startswith("counting")] == [
+        (0, 3, "counts"), (1, 3, "counts"), (2, 3, "counts"), (3, 3, "counts")]
+    for phase, (done, total, _unit) in last.items():
+        assert total is None or done == total, (phase, done, total)
+    assert last["rendering the report"] == (4, 4, "branches")
+
+
+def test_the_bar_waits_only_what_is_left_of_the_delay() -> None:
+    """A process that has already run past the delay draws at once: the timer gets what is
+    left of the delay since ``started``, never less than zero."""
+    import io
+    import time
+
+    from rich.console import Console
+
+    from branchkeeper.render.progress import DelayedBar
+
+    console = Console(file=io.StringIO(), force_terminal=True)
+    late = DelayedBar(console, 1.0, started=time.monotonic() - 5.0)
+    early = DelayedBar(console, 3600.0, started=time.monotonic())
+    try:
+        assert late._timer is not None and late._timer.interval == 0.0
+        assert early._timer is not None and 3599.0 < early._timer.interval <= 3600.0
+    finally:
+        late.close()
+        early.close()

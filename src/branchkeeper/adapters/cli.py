@@ -12,11 +12,16 @@ from __future__ import annotations
 import contextlib
 import os
 import sys
+import time
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     import argparse
+
+#: When this process started (``time.monotonic()``, as the command module loads): a progress
+#: bar's delay counts from here, so start-up counts toward "a run longer than a second".
+STARTED = time.monotonic()
 
 #: A command module's ``register(subparsers)``.
 Register = Callable[[Any], None]
@@ -203,7 +208,9 @@ def _main(argv: Sequence[str] | None) -> int:
                 args_list.index(h) for h in ("-h", "--help") if h in args_list):
         wanted = None  # "branchkeeper --help sweep": the general help
     parser = build_parser(wanted)
-    args = parser.parse_args(args_list)
+    args, extra = parser.parse_known_args(args_list)
+    if extra:  # argparse would blame the top-level parser: the command's own usage says more
+        innermost(parser, args_list).error(f"unrecognized arguments: {' '.join(extra)}")
     if getattr(args, "func", None) is None:
         parser.print_help()
         return int(ExitCode.OK) if args.command is None else int(ExitCode.DENY)
@@ -245,6 +252,20 @@ def _main(argv: Sequence[str] | None) -> int:
         if os.environ.get("BRANCHKEEPER_DEBUG"):
             raise
         return _internal_error(exc)
+
+
+def innermost(parser: argparse.ArgumentParser, args: Sequence[str]) -> argparse.ArgumentParser:
+    """The parser of the (sub)command ``args`` name, deepest first (``worktree retire``), or
+    ``parser`` itself: its usage is the one a wrong option should print."""
+    import argparse
+
+    current = parser
+    for word in args:
+        choices = next((a.choices for a in current._actions
+                        if isinstance(a, argparse._SubParsersAction)), None)
+        if isinstance(choices, dict) and word in choices:
+            current = choices[word]
+    return current
 
 
 def _terminate_like_interrupt() -> None:

@@ -91,8 +91,8 @@ def add_stats_option(p: argparse.ArgumentParser) -> None:
 def watched(args: argparse.Namespace, *, as_json: bool = False, bar: bool = True
             ) -> Iterator[Meter]:
     """Run the block as a watched pass: a progress bar on stderr when it is a terminal and the
-    output is not ``--json`` (after ``render.progress.DELAY_S``; ``bar=False``: a command that
-    draws its own), and with ``--stats`` one
+    output is not ``--json`` (once the process has run ``render.progress.DELAY_S``;
+    ``bar=False``: a command that draws its own), and with ``--stats`` one
     timing line on stderr at the end (also after ``--json``, also when the block fails).
     The block calls the meter's ``finish`` before it prints its report (the bar goes). Nothing
     is imported from rich unless the bar is drawn."""
@@ -103,9 +103,10 @@ def watched(args: argparse.Namespace, *, as_json: bool = False, bar: bool = True
 
     sink = None
     if bar and sys.stderr.isatty() and not as_json:
+        from branchkeeper.adapters.cli import STARTED
         from branchkeeper.render.progress import DelayedBar, delay_s
 
-        sink = DelayedBar(stderr_console(), delay_s())
+        sink = DelayedBar(stderr_console(), delay_s(), started=STARTED)
     meter = Meter(sink)
     started, git_at = time.monotonic(), processes_started()
     try:

@@ -147,19 +147,22 @@ def build_inventory(
     notes.extend(proved.notes)
     _missing_note(proved, remotes, notes)
     default_tips = {b.oid for b in default_bases}
-    meter.phase("counting (dates, lines, commits behind)", len(verdicts), unit="tips")
+    # three batched counts, each one step of the phase: the count moves as each is done
+    meter.phase("counting (dates, lines, commits behind)", 3, unit="counts")
+    created = _old_branch_dates(facts, config, table, roles, verdicts, default_tips, now, cache)
+    meter.advance()
+    lines = _lines_changed(facts.root, verdicts, proved.changed_paths, cache,
+                           partial=remotes.partial_clone)
+    meter.advance()
+    behind_of = _behind_default(facts.root, proved.history, verdicts, default, default_bases,
+                                cache, shallow=facts.shallow)
+    meter.advance()
     evidence = Evidence(
         facts=facts, config=config, now=now, table=table, names=names, default=default,
         roles=roles, worktrees=worktrees, remote_configured=remote_configured,
         subgraph=subgraph, verdicts=verdicts, default_tips=default_tips,
-        held_by=_remote_holders(table, subgraph),
-        created=_old_branch_dates(facts, config, table, roles, verdicts, default_tips, now,
-                                  cache),
-        lines=_lines_changed(facts.root, verdicts, proved.changed_paths, cache,
-                             partial=remotes.partial_clone),
-        behind_of=_behind_default(facts.root, proved.history, verdicts, default,
-                                  default_bases, cache, shallow=facts.shallow))
-    meter.complete()
+        held_by=_remote_holders(table, subgraph), created=created, lines=lines,
+        behind_of=behind_of)
     meter.phase("building records", len(names))
     refusals = refusal_context(
         ((i.ref, i.upstream, i.symref) for i in table.by_ref.values()), config,

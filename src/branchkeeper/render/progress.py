@@ -2,8 +2,10 @@
 :mod:`branchkeeper.model.progress`).
 
 :class:`DelayedBar` draws the meter's phase, done/total and rate with rich on a terminal, and
-only once the pass has run :data:`DELAY_S` seconds: a warm run that finishes sooner shows
-nothing (no flicker). The bar is transient: it is gone when the pass ends, and the report is
+only once the command has run :data:`DELAY_S` seconds, counted from the start of the process
+(start-up counts): a warm run that finishes sooner shows nothing (no flicker). A phase that
+reaches its total is drawn at N/N before the next one replaces it. The bar is transient: it is
+gone when the pass ends, and the report is
 printed below nothing. ``BRANCHKEEPER_PROGRESS_DELAY_S`` sets the delay (``0``: draw at once,
 every change, which is what the pseudo-terminal tests use). :func:`stats_line` is the one line
 ``--stats`` prints on stderr: total seconds, each phase's seconds, git processes, branches and
@@ -42,10 +44,11 @@ def delay_s() -> float:
 
 class DelayedBar:
     """A :class:`~branchkeeper.model.progress.ProgressSink` drawing on ``console`` (stderr, a
-    terminal) after ``delay`` seconds: a timer thread starts the rich display, later updates
-    move it. Thread-safe; :meth:`close` stops the timer and removes the bar."""
+    terminal) once ``delay`` seconds have passed since ``started`` (a ``time.monotonic()``
+    value; default: now): a timer thread starts the rich display, later updates move it.
+    Thread-safe; :meth:`close` stops the timer and removes the bar."""
 
-    def __init__(self, console: Console, delay: float) -> None:
+    def __init__(self, console: Console, delay: float, started: float | None = None) -> None:
         self.console = console
         self.delay = delay
         self._lock = threading.Lock()
@@ -57,7 +60,8 @@ class DelayedBar:
         self._closed = False
         self._timer: threading.Timer | None = None
         if delay > 0:
-            self._timer = threading.Timer(delay, self._start)
+            waited = 0.0 if started is None else max(0.0, time.monotonic() - started)
+            self._timer = threading.Timer(max(0.0, delay - waited), self._start)
             self._timer.daemon = True
             self._timer.start()
 
@@ -75,7 +79,9 @@ class DelayedBar:
             if moved or done == total or self.delay == 0 or now - self._drawn_at >= REDRAW_S:
                 self._drawn_at = now
                 self._draw_locked()
-            if self.delay == 0 and self._progress is not None:
+            # a phase's last count is shown before the next phase replaces it (rich redraws
+            # on its own clock, which would skip it): N/N, never a count left at 0/N
+            if self._progress is not None and (self.delay == 0 or done == total):
                 self._progress.refresh()
 
     def close(self) -> None:

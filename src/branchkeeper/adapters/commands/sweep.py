@@ -25,6 +25,7 @@ from branchkeeper.analysis.worktree_record import UNINSPECTED_NOTE
 from branchkeeper.errors import ExitCode, UsageError
 from branchkeeper.git.repo import repo_facts
 from branchkeeper.git.run import GitError
+from branchkeeper.model.progress import Meter
 from branchkeeper.model.records import Stage
 from branchkeeper.render.sweep import inventory_json, render_text
 from branchkeeper.state.config_cache import load_config_cached
@@ -111,19 +112,35 @@ def _kept(inv: Inventory) -> list[KeptTip]:
         return []
 
 
-def emit(inv: Inventory, *, as_json: bool, show_all: bool, lost: LocalWork | None = None) -> None:
+def emit(inv: Inventory, *, as_json: bool, show_all: bool, lost: LocalWork | None = None,
+         meter: Meter | None = None) -> None:
+    """Print the report. With ``meter`` (a watched text run) rendering is its last phase,
+    "rendering the report": the text is rendered while the bar shows, then the bar goes
+    (``meter.finish()``) and the text is written."""
     items, notes = (lost.lost, lost.notes) if lost is not None else (None, [])
     worktrees = lost.worktrees if lost is not None else []
     kept = _kept(inv)
     if as_json:
+        if meter is not None:
+            meter.finish()
         # Indented for a person at a terminal; compact (the C encoder, fast) for scripts.
         indent = 2 if sys.stdout.isatty() else None
         doc = inventory_json(inv, show_all=True, lost=items, lost_notes=notes, kept=kept,
                              worktrees=worktrees)
         sys.stdout.write(json.dumps(doc, indent=indent, ensure_ascii=False) + "\n")
-    else:
-        render_text(inv, stdout_console(), show_all=show_all, lost=items, lost_notes=notes,
-                    kept=kept, worktrees=worktrees)
+        return
+    console = stdout_console()
+    if meter is None:
+        render_text(inv, console, show_all=show_all, lost=items, lost_notes=notes, kept=kept,
+                    worktrees=worktrees)
+        return
+    meter.phase("rendering the report", len(inv.records))
+    with console.capture() as captured:
+        render_text(inv, console, show_all=show_all, lost=items, lost_notes=notes, kept=kept,
+                    worktrees=worktrees)
+    meter.complete()
+    meter.finish()
+    sys.stdout.write(captured.get())
 
 
 def run_clean(args: argparse.Namespace) -> int:
@@ -166,10 +183,9 @@ def run(args: argparse.Namespace) -> int:
         inv = _inventory(None, args, budget_ms=args.budget_ms, use_cache=not args.no_cache)
         meter.phase("reading local-only work", len(inv.worktrees), unit="worktrees")
         lost = lost_work_of(inv, budget_ms=args.budget_ms, started=started)
-        meter.finish()
         code = exit_code(inv, fail_on_risk=args.fail_on_risk, lost=lost.lost, notes=lost.notes)
         args.exit_code_hint = code  # known before printing (see cli: a closed pipe keeps it)
-        emit(inv, as_json=args.json, show_all=args.show_all, lost=lost)
+        emit(inv, as_json=args.json, show_all=args.show_all, lost=lost, meter=meter)
     return code
 
 
