@@ -7,6 +7,8 @@ strict 3/3/7, explicit keys win, effective values validated).
 from __future__ import annotations
 
 import json
+import re
+import sys
 import time
 import tracemalloc
 from pathlib import Path
@@ -484,9 +486,10 @@ def test_show_json_full_output(repo: GitRepo, capsys: pytest.CaptureFixture[str]
 def test_show_table(repo: GitRepo, capsys: pytest.CaptureFixture[str],
                     monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("COLUMNS", "200")
+    monkeypatch.setattr(sys.stdout, "isatty", lambda: True)  # the table is for a terminal
     write(repo, 'branches:\n  exempt: ["[ab]*"]\n')
     assert main(["-C", str(repo.path), "config", "show"]) == 0
-    out = capsys.readouterr().out.splitlines()
+    out = re.sub(r"\x1b\[[0-9;]*m", "", capsys.readouterr().out).splitlines()
     assert out[0].strip() == str(repo.path / ".branchkeeper.yaml")
     rows = [[cell.strip() for cell in line.split("│")[1:-1]] for line in out
             if line.startswith("│")]

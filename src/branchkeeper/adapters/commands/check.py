@@ -49,6 +49,25 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p.set_defaults(func=run)
 
 
+def _warn_unread_config(cwd: str) -> None:
+    """A ``.branchkeeper.yaml`` that does not validate is not read: the guard decides with the
+    default settings (the strict side, as the hook does). Say so on stderr (no git process:
+    the repository is located from the filesystem; the config load is the guard's, cached)."""
+    from branchkeeper.analysis.guard_facts import load_guard_config
+    from branchkeeper.git.locate import locate
+
+    repo = locate(cwd)
+    if repo is None:
+        return
+    _config, note = load_guard_config(repo)
+    if note:
+        reason = note.removeprefix("branchkeeper: .branchkeeper.yaml ignored (")
+        reason = reason.removesuffix("); defaults used.")
+        print(f"branchkeeper: warning: {repo.main_root}/.branchkeeper.yaml was not read "
+              f"({reason}); decided with the default settings instead (see: branchkeeper "
+              "config check)", file=sys.stderr)
+
+
 def run(args: argparse.Namespace) -> int:
     """Decide and print; return 0 allow, 1 warn, 2 deny, 3 ask (a person decides)."""
     from branchkeeper.policy.command import decide_command
@@ -69,6 +88,7 @@ def run(args: argparse.Namespace) -> int:
         if not words:
             raise BranchkeeperError('nothing to check: branchkeeper check -- "<command>"')
         decision = decide_command(" ".join(words), cwd=cwd)
+    _warn_unread_config(cwd)
     # Known before printing: a reader that closes the pipe early still gets the verdict.
     args.exit_code_hint = decision.verdict.exit_code
     if args.json:

@@ -15,6 +15,7 @@ from __future__ import annotations
 import argparse
 import json
 import re
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -116,10 +117,13 @@ def run_show(args: argparse.Namespace) -> int:
         }
         print(json.dumps(doc, indent=2))
         return int(ExitCode.OK)
+    title = f"{loaded.path}" if loaded.path is not None else f"no {CONFIG_FILENAME}: defaults"
+    if not sys.stdout.isatty():
+        sys.stdout.write(plain_show(title, values, loaded.sources))
+        return int(ExitCode.OK)
     from rich.table import Table
     from rich.text import Text
 
-    title = f"{loaded.path}" if loaded.path is not None else f"no {CONFIG_FILENAME}: defaults"
     table = Table(title=title, title_justify="left")
     table.add_column("key", no_wrap=True)
     table.add_column("value")
@@ -129,6 +133,17 @@ def run_show(args: argparse.Namespace) -> int:
         table.add_row(Text(key), Text(_yaml_value(value)), Text(loaded.sources[key]))
     stdout_console().print(table)
     return int(ExitCode.OK)
+
+
+def plain_show(title: str, values: dict[str, object], sources: dict[str, str]) -> str:
+    """``config show`` off a terminal: the title, then one ``key = value  # source`` line per
+    key (values as YAML writes them), keys padded to one column: readable in a pipe or a log,
+    never a table as wide as its longest value."""
+    width = max((len(k) for k in values), default=0)
+    lines = [f"# {title}"]
+    lines += [f"{key:<{width}} = {_yaml_value(value)}  # {sources[key]}"
+              for key, value in values.items()]
+    return "\n".join(lines) + "\n"
 
 
 def run_init(args: argparse.Namespace) -> int:
