@@ -283,6 +283,7 @@ def test_a_terminal_sweep_tracks_every_phase_to_its_total_and_the_rendering(
     the next one starts (counting moves one count at a time), the report's rendering is the
     last phase, the bar goes before the report is written, and its delay counts from the
     start of the process."""
+    from branchkeeper import clock
     from branchkeeper.adapters import cli
     from branchkeeper.render import progress as render_progress
 
@@ -293,7 +294,7 @@ def test_a_terminal_sweep_tracks_every_phase_to_its_total_and_the_rendering(
     assert cli.main(["-C", str(w.path), "sweep"]) == 0
     out = capsys.readouterr().out
     (bar,) = _Recorder.made
-    assert (bar.delay, bar.started, bar.closed) == (DELAY_S, cli.STARTED, 1)
+    assert (bar.delay, bar.started, bar.closed) == (DELAY_S, clock.STARTED, 1)
     assert out.rstrip().endswith("--clean (add --dry-run to see the plan)")
     order: list[str] = []
     last: dict[str, tuple[int, int | None, str]] = {}

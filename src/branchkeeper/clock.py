@@ -13,6 +13,11 @@ from __future__ import annotations
 import os
 import time
 
+#: When this process started, as far as branchkeeper can tell (``time.monotonic()`` when this
+#: module was first imported; the command line imports it as it loads): a progress bar's delay
+#: counts from here, so start-up counts toward "a run longer than a second".
+STARTED = time.monotonic()
+
 #: The environment variable that pins "now" (unix seconds, integer or decimal).
 NOW_ENV = "BRANCHKEEPER_NOW"
 

@@ -12,16 +12,13 @@ from __future__ import annotations
 import contextlib
 import os
 import sys
-import time
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     import argparse
 
-#: When this process started (``time.monotonic()``, as the command module loads): a progress
-#: bar's delay counts from here, so start-up counts toward "a run longer than a second".
-STARTED = time.monotonic()
+from branchkeeper.clock import STARTED as STARTED  # set as the command line loads
 
 #: A command module's ``register(subparsers)``.
 Register = Callable[[Any], None]

@@ -103,7 +103,7 @@ def watched(args: argparse.Namespace, *, as_json: bool = False, bar: bool = True
 
     sink = None
     if bar and sys.stderr.isatty() and not as_json:
-        from branchkeeper.adapters.cli import STARTED
+        from branchkeeper.clock import STARTED
         from branchkeeper.render.progress import DelayedBar, delay_s
 
         sink = DelayedBar(stderr_console(), delay_s(), started=STARTED)
