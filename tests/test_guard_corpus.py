@@ -509,7 +509,7 @@ def test_text_dormancy(world: Path) -> None:
         "[R-BRANCH-DORMANCY-BLOCK] No new branch while a branch has been idle 30+ days (dormancy "
         "block stage):\n  - old-work (40d old)\n\n"
         "For old-work:\n  finish and merge it; or park it: branchkeeper park --reason "
-        "'<why it waits>' -- old-work; or delete it: branchkeeper delete -- old-work; or, "
+        "'<why it waits>' -- old-work; or a person deletes it deliberately (bundle kept): branchkeeper delete --allow-unproven --reason '<why it may go>' -- old-work; or, "
         "when it is someone else's (no session here created it), declare it exempt in "
         ".branchkeeper.yaml: branches: {exempt: [\"old-work\"]}\n"
         "Commits, merges, pushes and deletes stay open; only new branches wait.\n\n"

@@ -83,7 +83,9 @@ def test_the_denial_prints_ways_out_that_work(team: tuple[GitRepo, GitRepo],
     assert rc == 2 and out.startswith("deny: R-BRANCH-DORMANCY-BLOCK\n")
     way = (f"For {NAME}:\n"
            "  finish and merge it; or park it: branchkeeper park --reason '<why it waits>' -- "
-           f"{NAME}; or delete it: branchkeeper delete --remote -- {NAME}; or, when it is "
+           f"{NAME}; or a person deletes it deliberately (bundle kept): "
+           "branchkeeper delete --remote --allow-unproven --reason '<why it may go>' -- "
+           f"{NAME}; or, when it is "
            "someone else's (no session here created it), declare it exempt in "
            '.branchkeeper.yaml: branches: {exempt: ["human/*"]}')
     assert way in out
@@ -109,7 +111,8 @@ def test_a_branch_made_here_gets_no_exempt_line(remote_and_clone: tuple[GitRepo,
     rc, out = _deny_text(capsys, clone)
     assert rc == 2
     assert ("For mine:\n  finish and merge it; or park it: branchkeeper park --reason '<why it "
-            "waits>' -- mine; or delete it: branchkeeper delete -- mine\n") in out
+            "waits>' -- mine; or a person deletes it deliberately (bundle kept): "
+            "branchkeeper delete --allow-unproven --reason '<why it may go>' -- mine\n") in out
 
 
 def _suggestion(capsys: pytest.CaptureFixture[str], clone: GitRepo) -> Any:
@@ -199,11 +202,13 @@ def test_the_hook_denial_reads_only_the_creator_records(
         "[R-BRANCH-DORMANCY-BLOCK] No new branch while a branch has been idle 30+ days (dormancy "
         f"block stage):\n  - {NAME} (62d old)\n  - mine (40d old)\n\n"
         f"For {NAME}:\n  finish and merge it; or park it: branchkeeper park --reason '<why it "
-        f"waits>' -- {NAME}; or delete it: branchkeeper delete --remote -- {NAME}; or, when it is "
+        f"waits>' -- {NAME}; or a person deletes it deliberately (bundle kept): "
+        f"branchkeeper delete --remote --allow-unproven --reason '<why it may go>' -- {NAME}; or, when it is "
         "someone else's (no session here created it), declare it exempt in .branchkeeper.yaml: "
         'branches: {exempt: ["human/*"]}\n'
         "For mine:\n  finish and merge it; or park it: branchkeeper park --reason '<why it "
-        "waits>' -- mine; or delete it: branchkeeper delete -- mine\n"
+        "waits>' -- mine; or a person deletes it deliberately (bundle kept): "
+        "branchkeeper delete --allow-unproven --reason '<why it may go>' -- mine\n"
         "Commits, merges, pushes and deletes stay open; only new branches wait.\n\n"
         "LOST WORK RISK: branch mine holds commits no remote-tracking ref contains (40d old); "
         "secure them now: git push -u origin mine\n\n"

@@ -264,9 +264,11 @@ def _ways_out(name: str, view: CreationView) -> str:
     creator record: a teammate's) can be declared exempt, with the line to add."""
     q = shell_quote(name)
     remote_only = name not in view.table.local
-    delete = "branchkeeper delete --remote -- " if remote_only else "branchkeeper delete -- "
+    delete = ("branchkeeper delete --remote --allow-unproven --reason '<why it may go>' -- "
+              if remote_only else
+              "branchkeeper delete --allow-unproven --reason '<why it may go>' -- ")
     text = (f"  finish and merge it; or park it: branchkeeper park --reason '<why it waits>' -- "
-            f"{q}; or delete it: {delete}{q}")
+            f"{q}; or a person deletes it deliberately (bundle kept): {delete}{q}")
     creators = view.creators()
     if creators is not None and name not in creators:
         glob = exempt_glob(name).replace("\\", "\\\\").replace('"', '\\"')
