@@ -110,7 +110,8 @@ def test_an_old_format_sweep_file_is_read_as_before(
         remote_and_clone: tuple[GitRepo, GitRepo], tmp_path: Path,
         capsys: pytest.CaptureFixture[str]) -> None:
     """A file without ``version`` (format 1) has no ``cleanup``: each merged line gets the
-    plain ``delete`` as before (the command judges again); a ``cleanup`` that is not an
+    plain ``delete`` (``--remote`` for a branch only on the remote; the command judges
+    again); a ``cleanup`` that is not an
     object, or a text of the wrong type, reads the same way. Never a crash."""
     w, _wt = _at_cap(remote_and_clone, tmp_path)
     assert cli(capsys, w, "sweep")[0] == 0
@@ -129,10 +130,37 @@ def test_an_old_format_sweep_file_is_read_as_before(
     plain = ["  - release (merged, 21d old): branchkeeper delete -- release",
              "  - done (merged, 20d old): branchkeeper delete -- done",
              f"  - held (merged, 19d old, worktree {_wt}): branchkeeper delete -- held",
-             "  - gone (merged, 18d old): branchkeeper delete -- gone",
+             "  - gone (merged, 18d old): branchkeeper delete --remote -- gone",
              "  - live (live, 1d old)"]
     old = {k: v for k, v in data.items() if k not in ("version", "cleanup")}
     for written in (old, {**data, "cleanup": ["x"]}, {**data, "version": 1},
                     {**data, "cleanup": {"release": 5, "done": None, "held": "", "gone": []}}):
         path.write_text(json.dumps(written))
         assert _listing(decide_command("git switch -c more", cwd=str(w.path)).text) == plain
+
+
+def test_the_listing_follows_refs_and_worktrees_gone_since_the_sweep(
+        remote_and_clone: tuple[GitRepo, GitRepo], tmp_path: Path,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    """A local branch deleted since the last sweep (its remote copy left) is listed with the
+    delete that reaches it, ``--remote``; a branch whose worktree was removed since is listed
+    without that worktree and with the plain ``delete``. Each printed command succeeds."""
+    w, wt = _at_cap(remote_and_clone, tmp_path)
+    w.git("push", "-q", "origin", "done")
+    assert cli(capsys, w, "sweep")[0] == 0
+    w.git("branch", "-q", "-D", "done")
+    w.git("worktree", "remove", str(wt))
+    listing = _listing(decide_command("git switch -c more", cwd=str(w.path)).text)
+    assert listing == [
+        "  - release (merged, 21d old): not deleted: a protected name "
+        "(branches.protected_names): kept whatever its proof (a person may list it in "
+        "branches.exempt, so it no longer counts as open work)",
+        "  - done (merged, 20d old): branchkeeper delete --remote -- done",
+        "  - held (merged, 19d old): branchkeeper delete -- held",
+        "  - gone (merged, 18d old): branchkeeper delete --remote -- gone",
+        "  - live (live, 1d old)"]
+    for name in ("done", "held"):
+        said = next(ln for ln in listing if ln.startswith(f"  - {name} ")).split("): ", 1)[1]
+        assert cli(capsys, w, *shlex.split(said)[1:])[0] == 0, said
+    assert not w.has_ref("refs/remotes/origin/done")
+    assert not w.has_ref("refs/heads/held")

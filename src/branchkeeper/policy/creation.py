@@ -12,8 +12,9 @@ from __future__ import annotations
 
 import fnmatch
 import heapq
+import os
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Container
 from typing import TYPE_CHECKING, NamedTuple
 
 from branchkeeper.analysis.guard_facts import LeanRefs, now
@@ -190,16 +191,33 @@ def _age(b: OpenBranch) -> str:
     return "age unknown" if b.age_days is None else f"{int(b.age_days)}d old"
 
 
-def _cleanup(b: OpenBranch, cleanup: dict[str, object] | None) -> str:
+def _cleanup(b: OpenBranch, cleanup: dict[str, object] | None, local: bool = True) -> str:
     """What deletes the merged branch ``b``: the last sweep's text for it (its row at this tip
     made ``b`` merged), i.e. the command where ``delete`` succeeds, else what keeps it and what
     lifts it; a file of the old format (``cleanup`` None), or one without this branch's text,
-    gets the plain ``delete`` (the command judges again)."""
+    gets the plain ``delete`` (the command judges again). Where the ref table has moved on since
+    that sweep, the text follows it: a branch now only on the remote (``local`` False, its local
+    branch deleted since) gets ``delete --remote``, and one whose worktree is gone (``b.worktree``
+    None here) the plain ``delete`` instead of a text about that worktree."""
     text = cleanup.get(b.name) if cleanup is not None else None
-    return text if type(text) is str and text else f"branchkeeper delete -- {shell_quote(b.name)}"
+    q = shell_quote(b.name)
+    if type(text) is not str or not text or (b.worktree is None and "worktree" in text):
+        text = f"branchkeeper delete -- {q}"
+    if not local and text.startswith("branchkeeper delete -- "):
+        text = f"branchkeeper delete --remote -- {q}"
+    return text
 
 
-def _line(b: OpenBranch, cleanup: dict[str, object] | None = None) -> str:
+def _present(b: OpenBranch) -> OpenBranch:
+    """``b`` without its worktree when the last sweep's worktree path is gone since (removed,
+    or its removal undone without re-creating it): a listing never names a missing checkout."""
+    if b.worktree is None or os.path.isdir(b.worktree):
+        return b
+    return b._replace(worktree=None)
+
+
+def _line(b: OpenBranch, cleanup: dict[str, object] | None = None, local: bool = True) -> str:
+    b = _present(b)
     label = b.state or "state unknown"
     if b.stage and b.state != "dormant":
         label = f"{label}, {b.stage}"
@@ -208,15 +226,16 @@ def _line(b: OpenBranch, cleanup: dict[str, object] | None = None) -> str:
     where = f", worktree {shell_quote(b.worktree)}" if b.worktree else ""
     text = f"  - {shell_quote(b.name)} ({label}, {_age(b)}{where})"
     if b.group == 0:
-        text += f": {_cleanup(b, cleanup)}"
+        text += f": {_cleanup(b, cleanup, local)}"
     return text
 
 
-def branch_listing(branches: list[OpenBranch],
-                   cleanup: dict[str, object] | None = None) -> list[str]:
+def branch_listing(branches: list[OpenBranch], cleanup: dict[str, object] | None = None,
+                   local: Container[str] | None = None) -> list[str]:
     """Merged first (with what deletes them: ``cleanup``, the last sweep's texts, see
     :func:`_cleanup`), then dormant, then live, each oldest first and then by name; at most
-    MAX_LINES lines plus "and N more". Only the groups the listing reaches are ordered
+    MAX_LINES lines plus "and N more"; ``local``, the local branch names now (None: all are).
+    Only the groups the listing reaches are ordered
     (thousands of branches, twenty lines)."""
     groups: tuple[list[OpenBranch], ...] = ([], [], [])
     merged, dormant, live = (g.append for g in groups)
@@ -233,7 +252,7 @@ def branch_listing(branches: list[OpenBranch],
             break
         ordered += heapq.nsmallest(MAX_LINES - len(ordered), group,
                                    key=lambda b: (-(b.age_days or 0.0), b.name))
-    lines = [_line(b, cleanup) for b in ordered]
+    lines = [_line(b, cleanup, local is None or b.name in local) for b in ordered]
     if len(branches) > MAX_LINES:
         lines.append(f"  ... and {len(branches) - MAX_LINES} more")
     return lines
@@ -299,7 +318,7 @@ def creation_decision(name: str | None, view: CreationView) -> Decision:
                                       "for merged/dormant labels.)"]
         way = "\n".join([
             "Finish or clear an open branch first (merged ones are proven and cheapest):",
-            *branch_listing(branches, view.sweep.cleanup), *note,
+            *branch_listing(branches, view.sweep.cleanup, view.table.local), *note,
             "`branchkeeper sweep --clean` deletes every proven branch nothing refuses, in one "
             "lossless step; or "
             "continue the work on one of the branches above instead of a new one. A human's "
