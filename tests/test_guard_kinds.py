@@ -89,11 +89,21 @@ KINDS: list[tuple[str, tuple[str, str], tuple[str, str]]] = [
     ("git reset --hard no-such-rev", A, A), ("git reset --hard HEAD~50", A, A),
     ("git reset --merge no-such-rev", A, A), ("git reset --hard -- file.txt", A, A),
     ("git reset --hard -- $NOT_SET_ANYWHERE", (D, DISC), A), ("git reset --hard HEAD", (D, DISC), A),
+    # a line every shell refuses runs nothing: a quote left open, a leading operator; other
+    # syntax bash refuses may be valid zsh, a redirect may lead, and earlier lines do run
+    ("git reset --hard 'unterminated", A, A), ('rm -rf src "$(echo', A, A), ("&& git reset --hard", A, A),
+    ("| rm -rf src", A, A), ("find . -delete 'unterminated", A, A),
+    ("git reset --hard; echo (x)", (D, DISC), A), ("&>/dev/null git reset --hard", (D, DISC), A),
+    ("git reset --hard\necho 'x", (D, UNP), (D, UNP)),
     # harmless commands it used to deny, and misreads
     ("rm -rf $TMPDIR/build", A, A), ('rm -rf "$HOME/tmp/x"', A, A), ("find . -exec echo -delete \\; -print", A, A),
     ("find . -gid -delete", A, A), ("git restore --help", A, A), ("git restore -h", A, A),
     ("git restore file.txt --version", A, A), ("f() { rm -rf src; }", A, A), ("git reset --soft HEAD~1", A, A),
     ("git reset HEAD~1", A, A), ("rm -rf $NOT_SET_ANYWHERE", (D, UNP), A),
+    # ${NAME:-WORD}: NAME's value when the hook's environment (or the command) sets it, WORD
+    # when the command unsets it; unknown otherwise
+    ("rm -rf ${TMPDIR:-src}/build", A, A), ("unset Q; rm -rf ${Q:-src}", (D, RMW), A),
+    ("Q=src; rm -rf ${Q:-build}", (D, RMW), A), ("rm -rf ${NOT_SET_ANYWHERE:-build}", (D, UNP), A),
 ]
 
 

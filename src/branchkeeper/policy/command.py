@@ -72,6 +72,11 @@ def _decide_text(command: str, cwd: str, evacuations: Sequence[EvacuationRecord]
             return consent_decision()  # only a person at a terminal consents (no git)
         parsed = parse_command(command, cwd=cwd, home=os.environ.get("HOME") or None,
                            env=os.environ)
+        if parsed.unparsed and depth == 0:
+            from branchkeeper.shell.syntax import refused_line
+
+            if refused_line(command) is not None:
+                return ALLOW  # the shell refuses the line and runs none of it
         bypass = bypass_decisions(command, parsed)  # text and filesystem only (no git)
         if any(d.verdict is Verdict.DENY for d in bypass):
             return combine(bypass)  # a one-call switch of git's hook: nothing outranks it

@@ -202,7 +202,32 @@ def _variable(node: Any, src: bytes, variables: Variables, *, quoted: bool
         value = variables.lookup(node_text(named[0], src))
         if value is not None and (quoted or (value and _SPLITS.isdisjoint(value))):
             return value, "\x00" * len(value), False
+    value = _with_default(node, src, variables)
+    if value is not None and (quoted or (value and _SPLITS.isdisjoint(value))):
+        return value, "\x00" * len(value), False
     return text, "\x00", True
+
+
+#: What a literal default of ``${NAME:-WORD}`` may not hold (quotes, escapes, expansions).
+_NOT_LITERAL = frozenset("$`\\'\"{}")
+
+
+def _with_default(node: Any, src: bytes, variables: Variables) -> str | None:
+    """``${NAME:-WORD}`` with a literal WORD (or none): NAME's value when it is known and not
+    empty, WORD when NAME is known to be empty or unset, else None (unknown)."""
+    kids = node.children
+    if node.type != "expansion" or len(kids) not in (4, 5) or kids[1].type != "variable_name" \
+            or kids[2].type != ":-" or kids[-1].type != "}":
+        return None
+    value = variables.lookup(node_text(kids[1], src))
+    if value is None or value:
+        return value
+    if len(kids) == 4:
+        return ""
+    default = node_text(kids[3], src)
+    if kids[3].type != "word" or not _NOT_LITERAL.isdisjoint(default):
+        return None
+    return default
 
 
 _BLANKS = re.compile(r"[ \t\n]+")
