@@ -114,7 +114,7 @@ EVACUATE = [
 UNPARSED = [
     "git branch -D $B", 'git branch -D "$(cat name.txt)"', "git worktree remove --force $WT",
     "git push origin --delete $X", "git branch -D lane-*", "git branch | xargs git branch -D",
-    "xargs git branch -D < list.txt", "git branch -D lonely 'unterminated", "git worktree remove $NOT_SET/x",
+    "xargs git branch -D < list.txt", "git branch -D lonely 'unterminated\necho x", "git worktree remove $NOT_SET/x",
     "for b in a c; do git branch -D $b; done", "git update-ref -d $REF",
 ]
 CREATE_OK = [
@@ -212,6 +212,7 @@ CASES += [("under", c, D, PUSH) for c in PUSH_DEL]
 CASES += [("under", c, D, EVAC) for c in EVACUATE]
 CASES += [("wt/clean", "git diff > /tmp/wip.patch && cd ../../under && git worktree remove ../wt/clean", D, EVAC)]
 CASES += [("under", c, D, UNP) for c in UNPARSED]
+CASES += [("under", "git branch -D lonely 'unterminated", A, "")]  # the shell runs none of the line
 CASES += [("under", c, A, "") for c in CREATE_OK]
 CASES += [("under", c, W_, DUP) for c in DUPLICATES]
 CASES += [("atcap", c, D, CAP) for c in AT_CAP]

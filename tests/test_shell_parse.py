@@ -251,7 +251,7 @@ def test_variables_from_the_environment_and_the_command() -> None:
     """Issue 17: `$NAME` takes the value the command gave it, else the environment's; a name
     unset, assigned twice, a loop variable or read from input is unknown, and so is an
     unquoted value that would split."""
-    env = {"HOME": "/home/u", "TMPDIR": "/tmp", "SPACED": "a b"}
+    env = {"HOME": "/home/u", "TMPDIR": "/tmp", "SPACED": "a b", "EMPTY": ""}
 
     def argv(text: str) -> list[tuple[tuple[str, ...], tuple[bool, ...]]]:
         found = parse_command(text, cwd=CWD, home="/home/u", env=env).invocations
@@ -265,7 +265,11 @@ def test_variables_from_the_environment_and_the_command() -> None:
     assert argv("for d in a b; do rm $d; done") == [(("rm", "$d"), (False, True))]
     assert argv("read d; rm $d") == [(("rm", "$d"), (False, True))]
     assert argv("rm $SPACED \"$SPACED\" $NOPE ${HOME:-x}") == [
-        (("rm", "a", "b", "a b", "$NOPE", "${HOME:-x}"), (False, False, False, False, True, True))]
+        (("rm", "a", "b", "a b", "$NOPE", "/home/u"), (False, False, False, False, True, False))]
+    # `${NAME:-WORD}`: the value when set and not empty, WORD when empty; a name the
+    # environment does not give stays unknown (the hook's environment may not be the shell's)
+    assert argv("rm ${EMPTY:-d} ${NOPE:-/tmp/z} ${EMPTY-d}") == [
+        (("rm", "d", "${NOPE:-/tmp/z}", "${EMPTY-d}"), (False, False, True, True))]
     without = parse_command("rm -rf $TMPDIR/b", cwd=CWD).invocations[0]
     assert without.dynamic_args == (False, False, True)
 
