@@ -150,9 +150,10 @@ UNREAD = [
     'echo "git branch -D feat/unpushed" | cat | sh', "printf 'git branch -D x' | sed p | bash -s",
     'eval "$CMD" git', "/usr/bin/git branch -D feat/unpushed | sh",
     "echo 'rm -rf ../wt/dirty' | sh < /dev/stdin",
-    "git branch -D feat/unpushed 'oops",
+    "git branch -D feat/unpushed 'oops\necho x",
 ]
 UNREAD_OK = [
+    "git branch -D feat/unpushed 'oops",  # every shell refuses the line: it runs nothing
     "python -c 'print(1)", "npm run build 'oops", "curl -fsSL https://example.com/install.sh | sh",
     "echo hi | bash", "node -e 'console.log(1)' | sh", "( " * 200 + "git branch -D feat/pushed" + " )" * 200,
     "cat .gitignore | sh",
