@@ -19,6 +19,7 @@ sets use ``--no-renames``, so a rename is its two paths.
 from __future__ import annotations
 
 import hashlib
+from collections import defaultdict, deque
 from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -156,31 +157,36 @@ def _blobs(metas: Sequence[bytes]) -> set[str]:
     return out - _ZERO
 
 
-def absent_items(root: Path, lines: Sequence[str], keys: Sequence[K], *, partial: bool
-             ) -> dict[K, Failure]:
-    """After a stream that reads blobs failed (patch-ids, line counts): the items whose diff needs a blob
-    the repository lacks, found from the trees alone (one ``diff-tree --raw`` stream and
-    one object lookup), so a missing blob costs two processes however many items need
-    it. Returns nothing when that check itself fails (the stream then isolates
+def absent_items(root: Path, lines: Sequence[str], keys: Sequence[K], *, partial: bool,
+                 headers: Sequence[str] | None = None, known: set[str] | None = None
+                 ) -> dict[K, Failure]:
+    """The items whose diff needs a blob the repository lacks, found from the trees alone
+    (one ``diff-tree --raw`` stream and one object lookup), so a missing blob costs two
+    processes however many items need it: after a stream that reads blobs failed
+    (patch-ids, line counts), or before one when the run already knows missing blobs
+    (``known``: then they are the ones looked for, and no lookup runs). ``headers``: the
+    header each item prints (default ``str(key)``; two items with one header share their
+    blobs). Returns nothing when that check itself fails (the stream then isolates
     failures)."""
     if not lines:
         return {}
-    blobs: dict[str, set[str]] = {}
+    blobs: defaultdict[str, set[str]] = defaultdict(set)
+    heads = [str(k) for k in keys] if headers is None else list(headers)
 
     def take(record: RawRecord) -> None:
-        blobs[record[0]] = _blobs(record[1])
+        blobs[record[0]] |= _blobs(record[1])
 
     try:
-        _, error = _raw_attempt(root, lines, [str(k) for k in keys], take)
+        _, error = _raw_attempt(root, lines, heads, take)
         if error is not None:
             return {}
-        missing = missing_objects(root, {o for os in blobs.values() for o in os},
-                                  partial=partial)
+        missing = known if known is not None else missing_objects(
+            root, {o for os in blobs.values() for o in os}, partial=partial)
     except GitError:
         return {}
     out: dict[K, Failure] = {}
-    for k in keys:
-        lacking = sorted(blobs.get(str(k), set()) & missing)
+    for k, head in zip(keys, heads, strict=True):
+        lacking = sorted(blobs.get(head, set()) & missing)
         if lacking:
             out[k] = Failure(lacking[0], f"object missing: {lacking[0]}")
     return out
@@ -231,15 +237,22 @@ class DiffFacts:
     def _absent(self, lines: Sequence[str], keys: Sequence[K]) -> dict[K, Failure]:
         return absent_items(self.root, lines, keys, partial=self.partial)
 
+    def _absent_as(self, lines: Sequence[str], keys: Sequence[K], headers: Sequence[str]
+                   ) -> dict[K, Failure]:
+        return absent_items(self.root, lines, keys, partial=self.partial, headers=headers)
+
     # -- running streams ------------------------------------------------------------------------
-    def _streams(self, items: Sequence[K], one: Callable[[Sequence[K]], Attempt[K, R]],
-                 absent: Callable[[Sequence[K]], dict[K, Failure]] | None = None
-                 ) -> tuple[dict[K, R], dict[K, Failure], list[K]]:
+    def _streams(self, items: Sequence[K] | Sequence[Sequence[K]],
+                 one: Callable[[Sequence[K]], Attempt[K, R]],
+                 absent: Callable[[Sequence[K]], dict[K, Failure]] | None = None, *,
+                 chunked: bool = False) -> tuple[dict[K, R], dict[K, Failure], list[K]]:
         """Answer ``items`` in chunks, two streams at once; returns (results, failures, the
         items the budget left unanswered). ``absent``: when a chunk's stream fails, the
         items of its rest that lack an object (:meth:`_absent`), left out before the rest is
-        isolated; a stream that does not fail costs nothing more."""
-        chunks = _halves(items, self.chunk)
+        isolated; a stream that does not fail costs nothing more. ``chunked``: ``items`` is
+        already the list of chunks."""
+        chunks: list[Sequence[K]] = list(items) if chunked else _halves(  # type: ignore[arg-type]
+            items, self.chunk)  # type: ignore[arg-type]
         results: dict[K, R] = {}
         failures: dict[K, Failure] = {}
         skipped: list[K] = []
@@ -374,6 +387,109 @@ class DiffFacts:
         results, failures, _ = self._streams(
             list(by_tip), one, lambda rest: self._absent([f"{t} {by_tip[t]}" for t in rest], rest))
         return results, failures
+
+
+    def patch_ids_with_ranges(self, commits: Sequence[Oid], pairs: Sequence[tuple[Oid, Oid]]
+                              ) -> tuple[dict[PidItem, str], dict[PidItem, Failure]]:
+        """:meth:`patch_ids` of ``commits`` and :meth:`range_patch_ids` of ``pairs`` (``(base,
+        tip)``) from the same streams: ``{("c", commit) or ("r", tip): patch-id}`` (``""``:
+        no patch) and the failures, same keys. Each stream lists its commits before its
+        ranges (a range line grafts its base as the tip's parent in git's memory, which must
+        not change a later commit line), and git's answers are matched to the lines in
+        order (:func:`_pid_items_attempt`); the rare answer that order cannot place (a
+        commit and a range of one tip, one of them without a patch) is asked again in a
+        stream of its own kind. Commit patch-ids are cached by commit id."""
+        out: dict[PidItem, str] = {}
+        todo: list[Oid] = []
+        for c in dict.fromkeys(commits):
+            value = self.cache.get_pid(c)
+            if value is None:
+                todo.append(c)
+            else:
+                out[("c", c)] = value
+        progress.current().count("commit facts", len(out))
+        by_tip = {tip: base for base, tip in pairs}
+        ranges: list[PidItem] = [("r", t) for t in by_tip]
+        if not todo and not ranges:
+            return out, {}
+        commit_parts = _halves([("c", c) for c in todo], self.chunk) if todo else []
+        range_parts = _halves(ranges, self.chunk) if ranges else []
+        parts = [[*(commit_parts[i] if i < len(commit_parts) else ()),
+                  *(range_parts[i] if i < len(range_parts) else ())]
+                 for i in range(max(len(commit_parts), len(range_parts)))]
+        redo: set[PidItem] = set()
+
+        def line(item: PidItem) -> str:
+            return item[1] if item[0] == "c" else f"{item[1]} {by_tip[item[1]]}"
+
+        def one(part: Sequence[PidItem]) -> Attempt[PidItem, str]:
+            return _pid_items_attempt(self.root, [line(i) for i in part], part, redo)
+
+        def absent(rest: Sequence[PidItem]) -> dict[PidItem, Failure]:
+            return self._absent_as([line(i) for i in rest], rest, [i[1] for i in rest])
+
+        results, failures, _ = self._streams(parts, one, absent, chunked=True)
+        if redo:
+            again_c, fc = self.patch_ids([c for kind, c in redo if kind == "c"])
+            again_r, fr = self.range_patch_ids([(by_tip[t], t) for kind, t in redo
+                                                if kind == "r"])
+            results.update({("c", c): v for c, v in again_c.items()})
+            results.update({("r", t): v for t, v in again_r.items()})
+            failures.update({("c", c): f for c, f in fc.items()})
+            failures.update({("r", t): f for t, f in fr.items()})
+        for (kind, c), value in results.items():
+            if kind == "c":
+                self.cache.put_pid(c, value)
+        out.update(results)
+        return out, failures
+
+
+#: An item of :meth:`DiffFacts.patch_ids_with_ranges`: ``("c", commit)``, against its first
+#: parent, or ``("r", tip)``, the tip's whole diff from its base.
+PidItem = tuple[str, Oid]
+
+
+def _pid_items_attempt(root: Path, lines: list[str], items: Sequence[PidItem],
+                       redo: set[PidItem]) -> Attempt[PidItem, str]:
+    """One patch-id pipeline over mixed items (:data:`PidItem`). patch-id names each answer
+    by the line's first commit, so a commit line and a range line of one tip print the same
+    name: answers are placed on the lines in order, each on the first line of its name past
+    the line answered before it (a line without a patch prints nothing). Where a name has
+    several lines and only some answered, which one did is not known: those lines go to
+    ``redo`` and have no result here. A failed run settles the lines before its last
+    answer (that one may be cut short)."""
+    stdin = ("\n".join(lines) + "\n").encode("ascii")
+    try:
+        out, error = run_git_pipeline(
+            [*PINNED, "diff-tree", "--stdin", "-p", "-r", *_DIFF_OPTS],
+            ["patch-id", f"--{patch_id_mode()}"], cwd=root, stdin=stdin, idle=IDLE_S,
+        ).stdout, None
+    except GitError as exc:
+        out, error = exc.stdout, exc
+    where: defaultdict[str, deque[int]] = defaultdict(deque)
+    for i, (_, c) in enumerate(items):
+        where[c].append(i)
+    found: dict[int, str] = {}
+    last = -1
+    for row in out.decode("ascii", "replace").splitlines():
+        fields = row.split()
+        if len(fields) != 2:
+            continue
+        queue = where.get(fields[1])
+        while queue and queue[0] <= last:
+            queue.popleft()
+        if queue:
+            last = queue.popleft()
+            found[last] = fields[0]
+    settled = len(items) if error is None else max(last, 0)
+    names: defaultdict[str, list[int]] = defaultdict(list)
+    for i in range(settled):
+        names[items[i][1]].append(i)
+    unsure = {i for ids in names.values() if len(ids) > 1
+              and 0 < sum(i in found for i in ids) < len(ids) for i in ids}
+    redo.update(items[i] for i in unsure)
+    return Attempt({items[i]: found.get(i, "") for i in range(settled) if i not in unsure},
+                   settled, error)
 
 
 def _pid_attempt(root: Path, lines: list[str], keys: list[Oid]

@@ -3,8 +3,9 @@
 :func:`gather` reads the diff facts every tier needs, in a few batched streams: the changed-path
 hash of each of the branches' own commits, of each integration line's own commits and of every
 default-branch commit a branch does not hold; each pending tip's whole diff; patch-ids only of
-commits whose path hash occurs on the other side (path sets are cheap, patch-ids are not); and
-the whole-diff patch-id of the tips whose path hash matches a base commit.
+commits whose path hash occurs on the other side (path sets are cheap, patch-ids are not) and
+the whole-diff patch-id of the tips whose path hash matches a base commit, in the same patch-id
+streams.
 
 - :func:`patch_equivalent` (tier 2): every commit of the branch has the patch-id of a base
   commit it does not hold (a rebase merge, cherry-picks).
@@ -94,7 +95,6 @@ def gather(run: ProofRun, pending: Sequence[Oid]) -> None:
                 table[phash[c]].append(c)
         run.line_by_hash[ref] = dict(table)
     _patch_ids(run, pending, own)
-    _range_patch_ids(run, pending)
 
 
 def _stop(failed: dict[Oid, Failure], commits: Iterable[Oid]) -> Failure | None:
@@ -125,8 +125,9 @@ def _matched(run: ProofRun, h: int | None) -> bool:
 
 
 def _patch_ids(run: ProofRun, pending: Sequence[Oid], own: dict[Oid, None]) -> None:
-    """Patch-ids of the own commits whose path hash occurs on a base, and of the base commits
-    whose path hash occurs among own commits or whole diffs."""
+    """Patch-ids of the own commits whose path hash occurs on a base, of the base commits
+    whose path hash occurs among own commits or whole diffs, and the whole-diff patch-ids
+    (:func:`_range_needs`), all from the same streams."""
     phash = run.phash
     mine = [c for c in own if _matched(run, phash.get(c))]
     history = run.history
@@ -134,9 +135,12 @@ def _patch_ids(run: ProofRun, pending: Sequence[Oid], own: dict[Oid, None]) -> N
     theirs = sorted((b for bs in run.base_by_hash.values() for b in bs),
                     key=history.index.__getitem__)
     theirs += [c for table in run.line_by_hash.values() for cs in table.values() for c in cs]
-    pids, failed = run.facts.patch_ids([*mine, *theirs])
-    run.pids = pids
     wanted = set(mine)
+    need, singles = _range_needs(run, pending, wanted)
+    found, failures = run.facts.patch_ids_with_ranges([*mine, *theirs], need)
+    pids = {c: v for (kind, c), v in found.items() if kind == "c"}
+    failed = {c: f for (kind, c), f in failures.items() if kind == "c"}
+    run.pids = pids
     # a candidate a stopped stream left without its patch-id proves nothing, and its absence
     # proves nothing either: the tips whose paths match it are not judged
     halted = {phash[c]: f for c in theirs if (f := _stop(failed, [c])) is not None}
@@ -163,21 +167,32 @@ def _patch_ids(run: ProofRun, pending: Sequence[Oid], own: dict[Oid, None]) -> N
                 if pids.get(c):
                     line_pids[pids[c]].append(c)
         run.line_by_pid[ref] = dict(line_pids)
+    for mb, t, asked in [*((mb, t, True) for mb, t in need),
+                         *((mb, t, False) for mb, t in singles)]:
+        value = found.get(("r", t)) if asked else pids.get(t)
+        if value is not None:
+            run.range_pid[t] = run.cache.range_pid[f"{mb}:{t}"] = value
+            run.cache.used_range.add(f"{mb}:{t}")
+        elif asked:
+            run.gap(t, failures.get(("r", t)))
 
 
-def _single(run: ProofRun, tip: Oid, merge_base: Oid) -> bool:
-    """The branch is one commit on its merge base whose own patch-id is known: its whole
-    diff is that commit's diff, so the whole-diff patch-id is that patch-id."""
+def _single(run: ProofRun, tip: Oid, merge_base: Oid, mine: set[Oid]) -> bool:
+    """The branch is one commit on its merge base whose own patch-id is asked (``mine``):
+    its whole diff is that commit's diff, so the whole-diff patch-id is that patch-id."""
     node = run.subgraph.commits.get(tip)
-    return node is not None and node.parents == (merge_base,) and tip in run.pids \
+    return node is not None and node.parents == (merge_base,) and tip in mine \
         and run.walks[tip].unique == [tip]
 
 
-def _range_patch_ids(run: ProofRun, pending: Sequence[Oid]) -> None:
+def _range_needs(run: ProofRun, pending: Sequence[Oid], mine: set[Oid]
+                 ) -> tuple[list[tuple[Oid, Oid]], list[tuple[Oid, Oid]]]:
     """The whole-diff patch-id (cached per merge base and tip) of each tip with a certain
-    merge base whose whole diff's path hash occurs on a base (a one-commit branch's is its
-    commit's patch-id: no second diff)."""
+    merge base whose whole diff's path hash occurs on a base: the cached ones are set; returns
+    the ``(merge base, tip)`` pairs to compute, and those whose answer is their one commit's
+    patch-id (:func:`_single`: no second diff)."""
     need: list[tuple[Oid, Oid]] = []
+    singles: list[tuple[Oid, Oid]] = []
     for t in pending:
         mb = run.merge_base.get(t)
         w = run.whole.get(t)
@@ -185,23 +200,14 @@ def _range_patch_ids(run: ProofRun, pending: Sequence[Oid]) -> None:
             continue
         key = f"{mb}:{t}"
         cached = run.cache.range_pid.get(key)
-        if cached is None and _single(run, t, mb):
-            cached = run.cache.range_pid[key] = run.pids[t]
         if cached is not None:
             run.cache.used_range.add(key)
             run.range_pid[t] = cached
+        elif _single(run, t, mb, mine):
+            singles.append((mb, t))
         else:
             need.append((mb, t))
-    if not need:
-        return
-    found, failed = run.facts.range_patch_ids(need)
-    for mb, t in need:
-        if t in found:
-            run.range_pid[t] = found[t]
-            run.cache.range_pid[f"{mb}:{t}"] = found[t]
-            run.cache.used_range.add(f"{mb}:{t}")
-        else:
-            run.gap(t, failed.get(t))
+    return need, singles
 
 
 def _proof(run: ProofRun, kind: ProofKind, landed: Oid, base: Base | None, verified: str
