@@ -62,3 +62,27 @@ def test_a_tip_whose_own_commit_has_no_patch_is_asked_again_apart(tmp_path: Path
     assert _pid(repo, tip) == ""
     assert found == {("c", tip): "", ("r", tip): _pid(repo, base, tip)}
     assert found[("r", tip)] != ""
+
+
+def test_line_counts_set_aside_the_tips_a_known_missing_blob_blinds(tmp_path: Path) -> None:
+    from branchkeeper.analysis.commitfacts import range_line_counts
+
+    repo = GitRepo.init(tmp_path / "r")
+    base = repo.commit("base", files={"a.txt": "a\n"})
+    fine = repo.commit("fine", files={"f.txt": "1\n2\n"})
+    repo.git("checkout", "-q", "-b", "other", base)
+    lacking = repo.commit("lacking", files={"m.txt": "only here\n", "x.txt": "x\n"})
+    blob = repo.rev(f"{lacking}:m.txt")
+    (repo.path / ".git" / "objects" / blob[:2] / blob[2:]).unlink()
+    (repo.path / "m.txt").unlink()
+    pairs = [(Oid(base), Oid(fine)), (Oid(base), Oid(lacking))]
+    before = processes_started()
+    counts, failed = range_line_counts(repo.path, pairs, known_missing={blob})
+    # one raw stream finds the tip needing the known blob, one count runs on the others:
+    # nothing fails, nothing is looked up or rerun
+    assert processes_started() - before == 2
+    assert counts == {fine: 2}
+    assert {t: f.reason for t, f in failed.items()} == {lacking: f"object missing ({blob})"}
+    before = processes_started()
+    assert range_line_counts(repo.path, pairs) == (counts, failed)
+    assert processes_started() - before == 3  # a count that fails, a raw stream, a lookup

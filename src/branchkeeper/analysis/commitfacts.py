@@ -553,13 +553,21 @@ def tree_numstat(root: Path, pairs: Sequence[tuple[str, str]], *, env: dict[str,
     return run_isolated(todo, one)
 
 
-def range_line_counts(root: Path, pairs: Sequence[tuple[Oid, Oid]], *, partial: bool = False
+def range_line_counts(root: Path, pairs: Sequence[tuple[Oid, Oid]], *, partial: bool = False,
+                      known_missing: set[str] | None = None
                       ) -> tuple[dict[Oid, int], dict[Oid, Failure]]:
     """Lines added plus deleted in ``base..tip`` for each ``(base, tip)`` (each tip once),
     keyed by tip; binary files count 0. ``diff-tree --numstat`` streams, two at once for a
     large batch; a tip whose blobs are missing is in the failures (``partial``: a partial
-    clone, see :func:`absent_items`)."""
+    clone, see :func:`absent_items`). ``known_missing``: blobs this sweep already found
+    missing (the proof steps'); then the tips needing one are set aside first, from one
+    ``diff-tree --raw`` stream, so the counts do not fail on them, are not looked up again
+    and are not rerun."""
     by_tip = {tip: base for base, tip in pairs}
+    failures: dict[Oid, Failure] = {}
+    if known_missing:
+        failures.update(absent_items(root, [f"{t} {b}" for t, b in by_tip.items()],
+                                     list(by_tip), partial=partial, known=known_missing))
 
     def one(part: Sequence[Oid]) -> Attempt[Oid, int]:
         found, settled, error = _numstat_attempt(root, [f"{t} {by_tip[t]}" for t in part],
@@ -572,9 +580,9 @@ def range_line_counts(root: Path, pairs: Sequence[tuple[Oid, Oid]], *, partial: 
             root, [f"{t} {by_tip[t]}" for t in rest], rest, partial=partial))
 
     counts: dict[Oid, int] = {}
-    failures: dict[Oid, Failure] = {}
+    todo = [t for t in by_tip if t not in failures]
     with ThreadPoolExecutor(max_workers=2) as pool:
-        for found, failed in pool.map(run, _halves(list(by_tip), CHUNK)):
+        for found, failed in pool.map(run, _halves(todo, CHUNK) if todo else []):
             counts.update(found)
             failures.update(failed)
     return counts, failures

@@ -152,7 +152,7 @@ def build_inventory(
     created = _old_branch_dates(facts, config, table, roles, verdicts, default_tips, now, cache)
     meter.advance()
     lines = _lines_changed(facts.root, verdicts, proved.changed_paths, cache,
-                           partial=remotes.partial_clone)
+                           partial=remotes.partial_clone, missing=proved.missing_objects)
     meter.advance()
     behind_of = _behind_default(facts.root, proved.history, verdicts, default, default_bases,
                                 cache, shallow=facts.shallow)
@@ -365,11 +365,13 @@ def _old_branch_dates(facts: RepoFacts, config: Config, table: RefTable,
 
 
 def _lines_changed(root: Path, verdicts: dict[Oid, TipVerdict], changed_paths: dict[Oid, int],
-                   cache: InventoryCache, *, partial: bool) -> dict[Oid, int]:
+                   cache: InventoryCache, *, partial: bool, missing: set[str]
+                   ) -> dict[Oid, int]:
     """Lines changed per unmerged tip since its merge base (cached; one ``diff-tree
     --numstat`` stream for all the others; a tip whose blobs are missing is left out, and so
     is a tip whose diff changes more than :data:`MAX_COUNTED_PATHS` paths (``changed_paths``:
-    from the proof run), whose count would cost more than the whole sweep)."""
+    from the proof run), whose count would cost more than the whole sweep; ``missing``: the
+    blobs the proof run found missing, whose tips are set aside before counting)."""
     lines: dict[Oid, int] = {}
     line_pairs: list[tuple[Oid, Oid]] = []
     for t, v in verdicts.items():
@@ -386,7 +388,8 @@ def _lines_changed(root: Path, verdicts: dict[Oid, TipVerdict], changed_paths: d
         else:
             line_pairs.append((v.merge_base, t))
     try:
-        counted, _ = range_line_counts(root, line_pairs, partial=partial) \
+        counted, _ = range_line_counts(root, line_pairs, partial=partial,
+                                       known_missing=missing) \
             if line_pairs else ({}, {})
     except GitError:
         counted = {}

@@ -43,9 +43,11 @@ _ZERO = frozenset({"0" * 40, "0" * 64})
 #: A merge check candidate: ``(S, S's first parent, the integration line or None)``.
 Candidate = tuple[Oid, Oid, Base | None]
 
-#: Candidates per tip in each round of the merge check (they add up to the maximum): few
-#: rounds, so the git process count stays flat, the first one for the likeliest candidate.
-MERGE_ROUNDS = (1, 2, 5)
+#: Candidates per tip in each round of the merge check (they add up to the maximum): two
+#: rounds, so the git process count stays flat and low: the likeliest candidate first, then
+#: all the others of the tips still unproven (on real histories most of those prove nothing
+#: and try every candidate anyway).
+MERGE_ROUNDS = (1, 7)
 
 
 def _diffable(run: ProofRun, commit: Oid) -> bool:
