@@ -29,7 +29,13 @@ from branchkeeper.git.difftree import RawRecord, iter_raw_z, parse_numstat_z, sp
 from branchkeeper.git.isolate import Attempt, Failure, run_isolated, stop_failure, stopped
 from branchkeeper.git.objects import missing_objects
 from branchkeeper.git.repo import patch_id_mode
-from branchkeeper.git.run import STREAM_IDLE_S, GitError, run_git_pipeline, stream_git
+from branchkeeper.git.run import (
+    STREAM_IDLE_S,
+    STREAM_MEMORY,
+    GitError,
+    run_git_pipeline,
+    stream_git,
+)
 from branchkeeper.git.types import Oid
 from branchkeeper.model import progress
 from branchkeeper.state.commit_cache import CommitCache
@@ -37,8 +43,10 @@ from branchkeeper.state.commit_cache import CommitCache
 K = TypeVar("K")
 R = TypeVar("R")
 
-#: Options pinned on every diff whose text is hashed or counted (STYLE.md: neutralise settings).
+#: Options pinned on every diff whose text is hashed or counted (STYLE.md: neutralise settings),
+#: and the memory bounds of a stream (:data:`~branchkeeper.git.run.STREAM_MEMORY`).
 PINNED = (
+    *STREAM_MEMORY,
     "-c", "core.quotePath=false",
     "-c", "diff.context=3",
     "-c", "diff.interHunkContext=0",

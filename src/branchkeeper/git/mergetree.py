@@ -42,7 +42,7 @@ from typing import NamedTuple
 
 from branchkeeper.git.isolate import Attempt, Failure, run_isolated
 from branchkeeper.git.parse import ParseError
-from branchkeeper.git.run import STREAM_IDLE_S, GitError, stream_git
+from branchkeeper.git.run import STREAM_IDLE_S, STREAM_MEMORY, GitError, stream_git
 from branchkeeper.git.types import Oid
 from branchkeeper.process import pid_alive
 
@@ -268,9 +268,9 @@ def _merge_stream(root: Path, todo: list[Pair], scratch: ScratchObjects, idle: f
         try:
             # diff3 markers: a conflict's base side lets the superseded count read the
             # branch's own change (analysis/conflict_lines.py); clean merges are unaffected
-            chunks.extend(stream_git(["-c", "merge.conflictStyle=diff3", "merge-tree",
-                                      "--write-tree", "--stdin", "--no-messages"], cwd=root,
-                                     stdin=stdin, idle=idle, env=scratch.env()))
+            chunks.extend(stream_git([*STREAM_MEMORY, "-c", "merge.conflictStyle=diff3",
+                                      "merge-tree", "--write-tree", "--stdin", "--no-messages"],
+                                     cwd=root, stdin=stdin, idle=idle, env=scratch.env()))
         except GitError as exc:
             error = exc
         try:
@@ -281,7 +281,7 @@ def _merge_stream(root: Path, todo: list[Pair], scratch: ScratchObjects, idle: f
             return Attempt({}, len(batch), None)
         results = dict(zip(batch, merged, strict=False))
         if error is not None and error.returncode is None:  # ended, or never started
-            why = str(error).splitlines()[0]
+            why = error.summary  # what happened; the argv is git's own business
             for pair in batch[len(merged):]:
                 stalled[pair] = Failure(None, f"{STOPPED} ({why})")
             return Attempt(results, len(batch), None)
