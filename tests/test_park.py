@@ -46,6 +46,12 @@ def test_park_then_clear_pushes_and_exempts_dormancy(
     assert (after["state"], after["stage"], after["ahead"]) == ("parked", None, 1)
     assert after["parked"]["reason"] == "waiting for the API team"
     assert after["parked"]["by"] == "Pat Parker"
+    # every command's reason says "parked" once (it read "parked: parked: ..." for sweep)
+    assert {k: v["reason"] for k, v in after["actions"].items() if v is not None} == {
+        "sweep_clean": "parked: waiting for the API team",
+        "prune": "parked: waiting for the API team",
+        "delete": "no proof holds: the branch has commits that are not on the base",
+        "delete_remote": "no proof holds: the branch has commits that are not on the base"}
 
     capsys.readouterr()
     assert main(["-C", str(w.path), "park", "--clear", "slow-task", "--no-push"]) == 0

@@ -126,7 +126,10 @@ def command_verdicts(rec: BranchRecord, *, verdict: TipVerdict | None,
 def _kept_reason(rec: BranchRecord) -> str:
     if rec.superseded is not None:
         return superseded_reason(rec)
-    return f"{rec.state.value}: {rec.reason}".rstrip(": ")
+    label = f"{rec.state.value}: "
+    if rec.reason.startswith(label):  # a parked branch's reason already says "parked: ..."
+        return rec.reason
+    return f"{label}{rec.reason}".rstrip(": ")
 
 
 def _remote(rec: BranchRecord, verdict: TipVerdict | None, remote: str) -> CommandVerdict:
