@@ -142,10 +142,20 @@ def test_the_sweep_suggests_lines_until_declared_or_dismissed(
     assert ("Declare these as integration lines? 4 shared branch(es) are named like lines and "
             "would otherwise count as work (and be deleted once merged): Develop, "
             "epic/payments, hotfix-2.0.1, release/1.x\n"
-            '  add to .branchkeeper.yaml: branches: {integration_lines: ["Develop", "epic/*", '
-            '"hotfix-2.0.1", "release/*"]}\n'
+            '  set in .branchkeeper.yaml (the key under branches:): branches: {integration_lines: '
+            '["Develop", "epic/*", "hotfix-2.0.1", "release/*"]}\n'
             "  or, if they are work branches, stop this suggestion: branches: "
             '{not_integration_lines: ["Develop", "epic/*", "hotfix-2.0.1", "release/*"]}\n') in out
+    # a key the file already sets is given whole: its globs first, then the new ones
+    (clone.path / ".branchkeeper.yaml").write_text(
+        'branches:\n  integration_lines: ["release/*"]\n  not_integration_lines: ["x/*"]\n')
+    assert _suggestion(capsys, clone) == {
+        "branches": ["Develop", "epic/payments", "hotfix-2.0.1"],
+        "globs": ["Develop", "epic/*", "hotfix-2.0.1"],
+        "declare": 'branches: {integration_lines: ["release/*", "Develop", "epic/*", '
+                   '"hotfix-2.0.1"]}',
+        "dismiss": 'branches: {not_integration_lines: ["x/*", "Develop", "epic/*", '
+                   '"hotfix-2.0.1"]}'}
     (clone.path / ".branchkeeper.yaml").write_text(
         'branches:\n  integration_lines: ["release/*", "epic/*"]\n'
         '  not_integration_lines: ["hotfix-*", "Develop"]\n')

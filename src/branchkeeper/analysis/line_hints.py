@@ -32,7 +32,8 @@ _DECLARED = frozenset({BranchState.DEFAULT, BranchState.INTEGRATION_LINE, Branch
 @dataclass(frozen=True, slots=True)
 class LineHint:
     """The suggestion: the branches, the globs that would declare them, and the exact config
-    lines that declare (``declare``) or dismiss (``dismiss``) them."""
+    lines that declare (``declare``) or dismiss (``dismiss``) them: each the whole key, the
+    globs the config already lists first, so it replaces that key under ``branches:``."""
 
     branches: tuple[str, ...]
     globs: tuple[str, ...]
@@ -63,5 +64,9 @@ def line_hint(records: Sequence[BranchRecord], branches: object) -> LineHint | N
     if not found:
         return None
     globs = tuple(dict.fromkeys(_glob(n) for n in found))
-    return LineHint(tuple(found), globs, _flow("integration_lines", globs),
-                    _flow("not_integration_lines", globs))
+    # the whole key as it would read: what the file already declares, then the new globs, so
+    # the line replaces the key in place without dropping a declared glob
+    lines = list(getattr(branches, "integration_lines", ()))
+    return LineHint(tuple(found), globs,
+                    _flow("integration_lines", tuple(dict.fromkeys([*lines, *globs]))),
+                    _flow("not_integration_lines", tuple(dict.fromkeys([*dismissed, *globs]))))

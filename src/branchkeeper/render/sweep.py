@@ -409,7 +409,8 @@ def _line_section(inv: Inventory, console: Console) -> None:
                        "branch(es) are named like lines and would otherwise count as work "
                        "(and be deleted once merged): " + ", ".join(hint.branches),
                        style="bold"), soft_wrap=True)
-    console.print(Text(f"  add to .branchkeeper.yaml: {hint.declare}", style="cyan"),
+    console.print(Text(f"  set in .branchkeeper.yaml (the key under branches:): {hint.declare}",
+                       style="cyan"),
                   soft_wrap=True)
     console.print(Text(f"  or, if they are work branches, stop this suggestion: {hint.dismiss}",
                        style="cyan"), soft_wrap=True)
