@@ -127,3 +127,16 @@ def test_report_text_table(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -
     lines = [ln for ln in out.splitlines() if "│" in ln or "|" in ln]
     assert "nothing to clean" in out and "error:" in out
     assert lines  # a rich table
+
+
+def test_report_names_each_root_that_held_no_repository(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    r = make_repos(tmp_path)
+    (tmp_path / "empty").mkdir()
+    rc, out, err = bk(capsys, "report", str(r["root"]), str(tmp_path / "nope"),
+                      str(tmp_path / "empty"), "--count-only", "--json")
+    assert rc == 0
+    assert len(json.loads(out)["repositories"]) == 4
+    assert err == (f"note: no repository under {tmp_path / 'nope'} (not a directory); skipped\n"
+                   f"note: no repository under {tmp_path / 'empty'} (none within 3 levels); "
+                   "skipped\n")

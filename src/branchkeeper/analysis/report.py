@@ -122,11 +122,19 @@ def scan(root: Path, *, depth: int = SCAN_DEPTH) -> list[Path]:
     return found
 
 
-def discover(repos: Sequence[Path], roots: Sequence[Path], *, max_repos: int | None) -> list[Path]:
+def discover(repos: Sequence[Path], roots: Sequence[Path], *, max_repos: int | None,
+             empty: Callable[[Path], None] | None = None) -> list[Path]:
     """``repos`` then every repository under ``roots``, de-duplicated by resolved path, capped
-    at ``max_repos`` before any git runs."""
+    at ``max_repos`` before any git runs. ``empty`` is called with each root under which no
+    repository was found (missing, not a directory, or none within :data:`SCAN_DEPTH`)."""
     seen: dict[Path, None] = {}
-    for p in [*repos, *(r for root in roots for r in scan(root))]:
+    found_under: list[Path] = []
+    for root in roots:
+        under = scan(root)
+        if not under and empty is not None:
+            empty(root)
+        found_under += under
+    for p in [*repos, *found_under]:
         seen.setdefault(Path(os.path.abspath(p)).resolve(), None)
     found = list(seen)
     return found[:max_repos] if max_repos is not None else found

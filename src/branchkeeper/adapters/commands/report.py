@@ -20,6 +20,7 @@ from branchkeeper.adapters.common import (
     watched,
 )
 from branchkeeper.analysis.report import (
+    SCAN_DEPTH,
     RepoReport,
     config_path,
     discover,
@@ -71,7 +72,12 @@ def run(args: argparse.Namespace) -> int:
         repos, roots = read_config(cfg)
     if args.max_repos is not None and args.max_repos < 1:
         raise UsageError("--max-repos must be at least 1")
-    paths = discover(repos, roots, max_repos=args.max_repos)
+    def empty(root: Path) -> None:
+        what = "not a directory" if not root.is_dir() else f"none within {SCAN_DEPTH} levels"
+        stderr_console().print(f"note: no repository under {root} ({what}); skipped",
+                               markup=False, highlight=False, soft_wrap=True)
+
+    paths = discover(repos, roots, max_repos=args.max_repos, empty=empty)
     if not paths:
         raise BranchkeeperError("no repositories found")
     with watched(args, bar=False):  # its own bar counts repositories
