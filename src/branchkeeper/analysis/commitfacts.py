@@ -457,6 +457,19 @@ class DiffFacts:
 PidItem = tuple[str, Oid]
 
 
+def _pid_pipeline(root: Path, lines: list[str]) -> tuple[bytes, GitError | None]:
+    """One ``diff-tree --stdin -p | patch-id`` run over ``lines``: its output, and the error
+    that ended it (``None``: it finished; the output then holds every answer)."""
+    stdin = ("\n".join(lines) + "\n").encode("ascii")
+    try:
+        return run_git_pipeline(
+            [*PINNED, "diff-tree", "--stdin", "-p", "-r", *_DIFF_OPTS],
+            ["patch-id", f"--{patch_id_mode()}"], cwd=root, stdin=stdin, idle=IDLE_S,
+        ).stdout, None
+    except GitError as exc:
+        return exc.stdout, exc
+
+
 def _pid_items_attempt(root: Path, lines: list[str], items: Sequence[PidItem],
                        redo: set[PidItem]) -> Attempt[PidItem, str]:
     """One patch-id pipeline over mixed items (:data:`PidItem`). patch-id names each answer
@@ -466,14 +479,7 @@ def _pid_items_attempt(root: Path, lines: list[str], items: Sequence[PidItem],
     several lines and only some answered, which one did is not known: those lines go to
     ``redo`` and have no result here. A failed run settles the lines before its last
     answer (that one may be cut short)."""
-    stdin = ("\n".join(lines) + "\n").encode("ascii")
-    try:
-        out, error = run_git_pipeline(
-            [*PINNED, "diff-tree", "--stdin", "-p", "-r", *_DIFF_OPTS],
-            ["patch-id", f"--{patch_id_mode()}"], cwd=root, stdin=stdin, idle=IDLE_S,
-        ).stdout, None
-    except GitError as exc:
-        out, error = exc.stdout, exc
+    out, error = _pid_pipeline(root, lines)
     where: defaultdict[str, deque[int]] = defaultdict(deque)
     for i, (_, c) in enumerate(items):
         where[c].append(i)
@@ -503,14 +509,7 @@ def _pid_items_attempt(root: Path, lines: list[str], items: Sequence[PidItem],
 def _pid_attempt(root: Path, lines: list[str], keys: list[Oid]
                  ) -> tuple[dict[str, str], int, GitError | None]:
     """One ``diff-tree --stdin -p | patch-id`` run: ``{key: pid}`` for the settled items."""
-    stdin = ("\n".join(lines) + "\n").encode("ascii")
-    try:
-        out, error = run_git_pipeline(
-            [*PINNED, "diff-tree", "--stdin", "-p", "-r", *_DIFF_OPTS],
-            ["patch-id", f"--{patch_id_mode()}"], cwd=root, stdin=stdin, idle=IDLE_S,
-        ).stdout, None
-    except GitError as exc:
-        out, error = exc.stdout, exc
+    out, error = _pid_pipeline(root, lines)
     pairs = [line.split() for line in out.decode("ascii", "replace").splitlines()]
     pairs = [p for p in pairs if len(p) == 2]
     settled = _settle(keys, [p[1] for p in pairs], failed=error is not None)
