@@ -230,6 +230,21 @@ def _halves(items: Sequence[K], chunk: int) -> list[Sequence[K]]:
     return [items[i:i + size] for i in range(0, len(items), size)]
 
 
+def _split_cached(commits: Sequence[Oid], get: Callable[[Oid], R | None]
+                  ) -> tuple[dict[Oid, R], list[Oid]]:
+    """``commits`` (duplicates dropped, order kept) split into those the cache ``get`` knows,
+    with their values, and the rest, still to compute."""
+    known: dict[Oid, R] = {}
+    todo: list[Oid] = []
+    for c in dict.fromkeys(commits):
+        value = get(c)
+        if value is None:
+            todo.append(c)
+        else:
+            known[c] = value
+    return known, todo
+
+
 class DiffFacts:
     """The batched, cached diff facts of one sweep. ``budgeted``: smaller batches;
     ``partial``: the repository is a partial clone (how missing objects are found)."""
@@ -283,14 +298,7 @@ class DiffFacts:
     def path_sets(self, commits: Sequence[Oid]) -> tuple[dict[Oid, int], dict[Oid, Failure]]:
         """The changed-path hash of each (non-merge) commit against its first parent, cached
         by commit id. A commit the budget did not reach is absent from both maps."""
-        known: dict[Oid, int] = {}
-        todo: list[Oid] = []
-        for c in dict.fromkeys(commits):
-            value = self.cache.get_paths(c)
-            if value is None:
-                todo.append(c)
-            else:
-                known[c] = value
+        known, todo = _split_cached(commits, self.cache.get_paths)
         meter = progress.current()  # captured: the streams run in worker threads
         meter.count("commit facts", len(known))
         if not todo:
@@ -407,14 +415,8 @@ class DiffFacts:
         order (:func:`_pid_items_attempt`); the rare answer that order cannot place (a
         commit and a range of one tip, one of them without a patch) is asked again in a
         stream of its own kind. Commit patch-ids are cached by commit id."""
-        out: dict[PidItem, str] = {}
-        todo: list[Oid] = []
-        for c in dict.fromkeys(commits):
-            value = self.cache.get_pid(c)
-            if value is None:
-                todo.append(c)
-            else:
-                out[("c", c)] = value
+        cached, todo = _split_cached(commits, self.cache.get_pid)
+        out: dict[PidItem, str] = {("c", c): v for c, v in cached.items()}
         progress.current().count("commit facts", len(out))
         by_tip = {tip: base for base, tip in pairs}
         ranges: list[PidItem] = [("r", t) for t in by_tip]
