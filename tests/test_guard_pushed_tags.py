@@ -112,3 +112,28 @@ def test_records_in_the_git_directory_are_still_asked(w: Path) -> None:
     (t / ".git" / "branchkeeper" / "journal.jsonl").unlink()
     GitRepo(t).git("config", "branch.main.branchkeeper-parked", "waiting")
     assert _decide(w, "tagged", "rm -rf .git") == ("ask", TAMPER)
+
+
+def test_tag_delete_counts_only_commits_no_remote_holds(w: Path) -> None:
+    """``v1`` is pushed to the remote on this machine, ``v2`` (one commit on top of it) is not:
+    the deny names ``v2`` alone, and counts its one commit, not the commit ``v1`` keeps on the
+    remote; one ``rev-list`` more than a deletion where no tag is held there."""
+    c = GitRepo(w / "tagged")
+    c.git("switch", "-q", "--detach", "v1")
+    c.commit("after release", files={"after.txt": "x\n"})
+    c.git("tag", "v2")
+    c.git("switch", "-q", "main")
+    v2 = c.git("rev-parse", "v2").strip()
+    before = processes_started()
+    d = decide_command("git tag -d v1 v2", cwd=str(c.path))
+    started = processes_started() - before
+    assert d.text == (
+        "[R-GIT-TAG-DELETE] `git tag -d v1 v2` would lose work: no branch, other tag or "
+        "remote-tracking ref contains the commit of the tag below (1 commit would be reachable "
+        f"from no ref):\n  - v2 at {v2[:10]}\n\n"
+        "Keep the work first: push the tag (git push origin refs/tags/v2) or put its commit on "
+        "a branch (git branch v2-keep refs/tags/v2); then delete it. Or ask a human.\n\n"
+        + BRANCH_LIMIT_PRINCIPLE)
+    before = processes_started()
+    assert _decide(w, "unpushed", "git tag -d v1") == ("deny", TAG)
+    assert started == processes_started() - before + 1

@@ -196,13 +196,15 @@ def _excluded(pattern_refs: Iterable[str], prefix: str) -> list[str]:
 
 
 def unreachable_tips(repo: Repo, tips: Sequence[str], *, excluded_refs: Sequence[str],
-                     not_refs: Sequence[str] | None = None) -> tuple[frozenset[str], int]:
+                     not_refs: Sequence[str] | None = None, also_held: Sequence[str] = ()
+                     ) -> tuple[frozenset[str], int]:
     """Which of ``tips`` no other ref contains, in ONE bounded ``rev-list``.
 
     ``not_refs`` None: the holders are every local branch, tag and remote-tracking ref except
     ``excluded_refs`` (section 11's ``contained_elsewhere``, batched over all tips); otherwise
     the holders are exactly ``not_refs`` (section 7: the remote default and integration lines).
-    Returns (the tips reachable from no holder, the number of commits reachable from the tips
+    ``also_held``: commits held elsewhere that count as holders too (a tag a remote on this
+    machine holds). Returns (the tips reachable from no holder, the number of commits reachable from the tips
     and from no holder). A tip is in ``rev-list TIPS --not HOLDERS`` exactly when no holder
     contains it. Raises GitError.
     """
@@ -216,6 +218,7 @@ def unreachable_tips(repo: Repo, tips: Sequence[str], *, excluded_refs: Sequence
                  *_excluded(ex, "refs/remotes/"), "--remotes"]
     else:
         args += list(not_refs)
+    args += list(dict.fromkeys(also_held))
     out = run_git([*args, "--"], cwd=repo.root, timeout=GUARD_TIMEOUT_S).text.split()
     found = set(out)
     return frozenset(t for t in tips if t in found), len(found)

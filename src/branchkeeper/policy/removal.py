@@ -277,14 +277,22 @@ def _superseded(facts: GuardFacts, contained: list[tuple[str, str]]) -> list[tup
     return out
 
 
-def _not_on_path_remotes(facts: GuardFacts, gone: list[tuple[str, str]]
-                         ) -> list[tuple[str, str]]:
+def _tags_not_on_path_remotes(facts: GuardFacts, gone: list[tuple[str, str]], count: int,
+                              excluded: Sequence[str]) -> tuple[list[tuple[str, str]], int]:
     """The (tag, commit) pairs of ``gone`` that no remote on this machine holds (a pushed tag
-    leaves no local trace; :mod:`branchkeeper.analysis.remote_tags`)."""
+    leaves no local trace; :mod:`branchkeeper.analysis.remote_tags`), and the number of commits
+    only they hold: ``count`` when no tag is held there, else one more ``rev-list`` with the
+    held tags' commits among the holders (their history stays on the remote)."""
     from branchkeeper.analysis.remote_tags import path_remotes, tags_held_by
 
     held = tags_held_by(path_remotes(facts.repo), dict(gone))
-    return [(r, t) for r, t in gone if r not in held]
+    left = [(r, t) for r, t in gone if r not in held]
+    if not held or not left:
+        return left, count
+    held_tips = [t for r, t in gone if r in held]
+    _, only_here = unreachable_tips(facts.repo, [t for _, t in left], excluded_refs=excluded,
+                                    also_held=held_tips)
+    return left, only_here
 
 
 def _judge_destructions(facts: GuardFacts, items: list[tuple[Destruction, GitInvocation]],
@@ -326,8 +334,9 @@ def _judge_destructions(facts: GuardFacts, items: list[tuple[Destruction, GitInv
         lost, count = unreachable_tips(facts.repo, all_tips, excluded_refs=excluded)
     for d, g in force_items:
         gone = [(r, tips[r]) for r in d.refs if r in tips and tips[r] in lost]
+        lost_commits = count
         if d.kind == "tag_delete" and gone and cfg.force_removal.mode != "off":
-            gone = _not_on_path_remotes(facts, gone)
+            gone, lost_commits = _tags_not_on_path_remotes(facts, gone, count, excluded)
         if d.kind == "branch_overwrite" and gone and d.new_value and g.cwd \
                 and cfg.force_removal.mode != "off":
             # the new value keeps the old tip (a fast-forward): nothing is lost
@@ -336,7 +345,7 @@ def _judge_destructions(facts: GuardFacts, items: list[tuple[Destruction, GitInv
                  for r, t in gone]
         decide = {"branch_overwrite": branch_overwrite_decision,
                   "tag_delete": tag_delete_decision}.get(d.kind, branch_delete_decision)
-        out.append(decide(names, lost_commits=count, remote=cfg.remote,
+        out.append(decide(names, lost_commits=lost_commits, remote=cfg.remote,
                           mode=cfg.force_removal.mode, how=describe(g)))
         if d.kind in ("branch_force_delete", "update_ref_delete"):
             out.append(superseded_delete_decision(
