@@ -97,6 +97,16 @@ def _pre(command: object, tool: object = "Bash", cwd: str = "/r") -> bytes:
     (_pre("echo x > .branchkeeper.yaml"), None),
     (_pre("branchkeeper uninstall"), None),
     (_pre("ls", cwd="/r/.git"), None),
+    # what may empty a file (R-FILE-TRUNCATE): a redirect of a command that writes nothing
+    (_pre("> notes.txt"), None),
+    (_pre("make; : > notes.txt"), None),
+    (_pre("true &> notes.txt"), None),
+    (_pre("echo -n > notes.txt"), None),
+    (_pre("cp /dev/null notes.txt"), None),
+    (_pre("truncate -s0 notes.txt"), None),
+    (_pre("make > build.log 2>&1"), b""),  # a command that writes: a rewrite, not judged
+    (_pre("make >> build.log 2>/dev/null"), b""),
+    (_pre("echo done >/dev/null"), b""),
     (_pre("echo x > settings.json", cwd="/r/.claude"), None),
     (b'{"tool_name":"Bash","tool_input":{"command":"ls"}}', None),  # no cwd: full path
     (b'{"cwd":5,"tool_name":"Bash","tool_input":{"command":"ls"}}', None),

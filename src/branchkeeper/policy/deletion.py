@@ -11,6 +11,8 @@ repository whose git directory goes is asked which commits no remote-tracking re
 
 - ``R-RM-WORK-AT-RISK``: tracked files with uncommitted changes, untracked files, ignored
   files no regenerable glob covers; a clean tracked file or a regenerable directory goes;
+- ``R-FILE-TRUNCATE``: the same work in a file a truncation empties (``: > f``, ``> f``,
+  ``truncate -s0 f``, ``cp /dev/null f``; :func:`~branchkeeper.shell.model.truncated_files`);
 - ``R-RM-REPOSITORY``: the git directory (or its objects, refs, index, logs) of a repository
   holding commits, tags or stash entries no remote has;
 - a target the guard cannot know (``$VAR`` it cannot expand, ``$(...)``, ``xargs`` not fed
@@ -37,6 +39,7 @@ from branchkeeper.shell.quoting import git_cmd, shell_quote
 
 R_RM_WORK = "R-RM-WORK-AT-RISK"
 R_RM_REPOSITORY = "R-RM-REPOSITORY"
+R_TRUNCATE = "R-FILE-TRUNCATE"
 
 
 def deletion_decisions(items: Sequence[Deleted], repos: GuardRepos, cwd: str
@@ -88,7 +91,8 @@ def deletion_decisions(items: Sequence[Deleted], repos: GuardRepos, cwd: str
         elif d.unknown and (lost or gone):
             out.append(_unknown_decision(d, lost, gone))
         elif lost:
-            out.append(work_decision(describe(d.inv), list(dict.fromkeys(lost))))
+            decide = truncation_decision if d.truncates else work_decision
+            out.append(decide(describe(d.inv), list(dict.fromkeys(lost))))
         elif gone:
             out.append(repository_decision(describe(d.inv), gone[0][0], gone[0][1]))
     return out
@@ -132,6 +136,23 @@ def work_decision(how: str, lost: Sequence[tuple[str | None, str]]) -> Decision:
         "ask a human.")
 
 
+def truncation_decision(how: str, lost: Sequence[tuple[str | None, str]]) -> Decision:
+    """``R-FILE-TRUNCATE``: ``how`` (``: > f``, ``truncate -s0 f``, ``cp /dev/null f``) would
+    empty ``lost``, (worktree, "path (what it holds)") pairs of work that exists nowhere else."""
+    roots = list(dict.fromkeys(r for r, _ in lost if r))
+    lines = [f"{shell_quote(r or '')}: {item}" if len(roots) > 1 else item for r, item in lost]
+    root = roots[0] if roots else "."
+    where = f"the worktree {shell_quote(root)}" if len(roots) == 1 else "these worktrees"
+    return Decision(
+        Verdict.DENY, R_TRUNCATE,
+        f"`{how}` would empty files in {where} whose content exists nowhere else (no commit "
+        "holds it):\n" + "\n".join(listed(lines)),
+        "Keep the content first: commit it (" + git_cmd("-C", root, "add", "-A") + " && "
+        + git_cmd("-C", root, "commit") + ") or stash it ("
+        + git_cmd("-C", root, "stash", "push", "--include-untracked") + "); then empty the "
+        "file. Or ask a human.")
+
+
 def repository_decision(how: str, repo: Repo, unpushed: Unpushed) -> Decision:
     """``R-RM-REPOSITORY``: ``how`` deletes the git directory of ``repo`` (or what holds its
     commits), with commits no remote-tracking ref contains (``unpushed``)."""
@@ -156,7 +177,8 @@ def _unknown_decision(d: Deleted, lost: Sequence[tuple[str | None, str]],
     items = [item for _, item in lost][:5]
     items += [f"{u.commits} unpushed commit(s) in {r.common_dir}" for r, u in gone][:2]
     return unparsed_decision(
-        f"`{describe(d.inv)}` deletes {shell_quote(d.unknown[0])}",
+        f"`{describe(d.inv)}` {'empties' if d.truncates else 'deletes'} "
+        f"{shell_quote(d.unknown[0])}",
         "the target comes from an expansion, xargs or a command's output, and the repository "
         "it can reach holds work that exists nowhere else (" + "; ".join(items) + ")")
 

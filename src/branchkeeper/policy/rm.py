@@ -76,6 +76,7 @@ def rm_worktrees(plan: Plan, found: Sequence[Deleted] = ()) -> list[tuple[str, I
     (:func:`find_reaches`) counts too."""
     hits: dict[str, Invocation] = {}
     static = [(t, inv) for t, inv in plan.rm_targets if t.startswith("/")]
+    found = [d for d in found if not d.truncates]  # emptying files removes no worktree
     static += [(t, d.inv) for d in found for t in d.paths]  # e.g. fed to xargs by echo
     for target, inv in static:
         real = os.path.realpath(target)

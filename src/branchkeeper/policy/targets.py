@@ -1,13 +1,13 @@
 """What a deleting command reaches, found on the filesystem alone (issue 17, section 1).
 
 :func:`deletions` lists each deleting invocation of a parsed command (``rm``, ``unlink``,
-``shred``, what ``find -delete``/``-exec`` and interpreters run, the same through ``xargs`` and
-``parallel``) with the worktrees, paths and git directories its targets reach
-(:class:`Hit`): globs are expanded as bash without dotglob would, ``find``'s selection stands
-for its ``{}`` and for the paths it pipes to ``xargs``, literal words piped from ``echo`` or
-``printf`` for ``xargs``'s operands. No git process; the judging is
-:mod:`branchkeeper.policy.deletion`'s (work in worktrees) and :mod:`branchkeeper.policy.rm`'s
-(linked worktrees).
+``shred``, a truncation such as ``: > f`` or ``truncate -s0 f``, what ``find -delete``/``-exec``
+and interpreters run, the same through ``xargs`` and ``parallel``) with the worktrees, paths
+and git directories its targets reach (:class:`Hit`): globs are expanded as bash without
+dotglob would, ``find``'s selection stands for its ``{}`` and for the paths it pipes to
+``xargs``, literal words piped from ``echo`` or ``printf`` for ``xargs``'s operands. No git
+process; the judging is :mod:`branchkeeper.policy.deletion`'s (work in worktrees) and
+:mod:`branchkeeper.policy.rm`'s (linked worktrees).
 """
 
 from __future__ import annotations
@@ -31,6 +31,7 @@ from branchkeeper.shell.model import (
     RmTarget,
     rm_no_preserve_root,
     rm_operands,
+    truncated_files,
 )
 from branchkeeper.shell.parse import find_scope_of
 
@@ -89,7 +90,8 @@ class Deleted(NamedTuple):
     cannot know (their reach is the repository around the invocation, :func:`near`); and
     ``scopes``, the (selection, recursive) of each ``find`` that supplies its targets; ``paths``
     the known targets it removes recursively (absolute, globs expanded); ``files`` every known
-    target."""
+    target; ``truncates``: it empties its files rather than deleting them
+    (:func:`~branchkeeper.shell.model.truncated_files`)."""
 
     inv: Invocation
     hits: tuple[Hit, ...]
@@ -97,6 +99,7 @@ class Deleted(NamedTuple):
     scopes: tuple[tuple[FindScope, bool], ...] = ()
     paths: tuple[str, ...] = ()
     files: tuple[str, ...] = ()
+    truncates: bool = False
 
 
 def deletions(parsed: ParsedCommand, cwd: str) -> list[Deleted]:
@@ -108,6 +111,9 @@ def deletions(parsed: ParsedCommand, cwd: str) -> list[Deleted]:
     out: list[Deleted] = []
     for inv in parsed.invocations:
         targets = rm_operands(inv)
+        truncates = not targets
+        if truncates:
+            targets = truncated_files(inv)
         if not targets:
             continue
         hits: list[Hit] = []
@@ -130,7 +136,7 @@ def deletions(parsed: ParsedCommand, cwd: str) -> list[Deleted]:
                 files.append(t.path)
         if hits or unknown or scopes or files:
             out.append(Deleted(inv, tuple(hits), tuple(unknown), tuple(scopes), tuple(paths),
-                               tuple(files)))
+                               tuple(files), truncates))
     return out
 
 

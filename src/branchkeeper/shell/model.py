@@ -297,3 +297,88 @@ def rm_operands(inv: Invocation) -> tuple[RmTarget, ...]:
     if inv.dynamic and not any(d for _, d in operands):  # xargs: more operands on stdin
         out.append(RmTarget(XARGS_OPERANDS, recursive, True))
     return tuple(out)
+
+
+#: Commands that write nothing to any descriptor a redirect gives them, so a ``>`` redirect of
+#: one leaves the file empty (a redirect alone, ``> f``, is read as ``: > f``, as bash runs
+#: it). ``echo`` and ``printf`` count only as :func:`_silent` says.
+_SILENT = frozenset({":", "true", "false", "exec"})
+#: Redirect operators that open their file for writing from its start, emptying it.
+_TRUNCATING_OPS = frozenset({">", ">|", "&>", ">&"})
+#: ``truncate`` options that take a value (GNU; BSD's ``-s``/``-r`` too).
+_TRUNCATE_ARG_OPTS = ("-s", "--size", "-r", "--reference")
+
+
+def _silent(inv: Invocation) -> bool:
+    """Whether ``inv`` writes nothing: a :data:`_SILENT` command (``exec`` only without a
+    program), ``cat /dev/null``, ``echo -n`` (``echo`` alone writes a newline only), ``printf ''``."""
+    if any(inv.dynamic_args):
+        return False
+    name, args = inv.name, inv.argv[1:]
+    if name in _SILENT:
+        return name != "exec" or not args
+    if name == "cat":
+        return bool(args) and all(a == "/dev/null" for a in args)
+    if name == "echo":
+        return all(a.startswith("-") and set(a[1:]) <= set("neE") for a in args)
+    return name == "printf" and args in ((), ("",))
+
+
+def _truncate_operands(args: tuple[str, ...]) -> list[int] | None:
+    """Indexes (into ``args``) of the files ``truncate`` makes shorter, or None when it only
+    extends them (``-s +N``, ``-s >N``, ``-s %N``) or has no size (it fails)."""
+    size: str | None = None
+    files: list[int] = []
+    i, done = 0, False
+    while i < len(args):
+        word = args[i]
+        if not done and word == "--":
+            done = True
+        elif not done and word.startswith("--") and "=" in word and \
+                word.split("=", 1)[0] in _TRUNCATE_ARG_OPTS:
+            size = word.split("=", 1)[1] if word.startswith("--s") else "r"
+        elif not done and word in _TRUNCATE_ARG_OPTS:
+            size = (args[i + 1] if i + 1 < len(args) else None) if word in ("-s", "--size") \
+                else "r"
+            i += 1
+        elif not done and word.startswith(("-s", "-r")) and len(word) > 2:
+            size = word[2:] if word.startswith("-s") else "r"
+        elif done or not word.startswith("-") or word == "-":
+            files.append(i)
+        i += 1
+    if size is None or size[:1] in ("+", ">", "%"):
+        return None
+    return files
+
+
+def truncated_files(inv: Invocation) -> tuple[RmTarget, ...]:
+    """What ``inv`` empties or shortens (issue 17): the files of a ``>``/``>|``/``&>``
+    redirect (any descriptor) of a command that writes nothing (:func:`_silent`), the files of
+    ``truncate`` (unless it only extends them), ``cp /dev/null FILE`` and ``dd if=/dev/null
+    of=FILE`` (without ``conv=notrunc``); each a non-recursive :class:`RmTarget`, plus one
+    dynamic target when ``xargs`` or ``parallel`` feed ``truncate`` more. ``>>`` appends and
+    loses nothing. () for anything else."""
+    out: list[RmTarget] = []
+    if _silent(inv):
+        for r in inv.redirects:
+            if r.op in _TRUNCATING_OPS and not (r.op == ">&" and r.path is None
+                                                and not r.dynamic) \
+                    and r.target not in NON_FILE_SINKS:
+                out.append(RmTarget(r.path or r.target, False, r.path is None))
+    args, dyn = inv.argv[1:], inv.dynamic_args[1:]
+    picked: list[int] = []
+    if inv.name == "truncate":
+        picked = _truncate_operands(args) or []
+        if inv.dynamic and not any(dyn) and _truncate_operands(args) is not None:
+            out.append(RmTarget(XARGS_OPERANDS, False, True))
+    elif inv.name == "cp" and len(args) == 2 and args[0] == "/dev/null":
+        picked = [1]
+    elif inv.name == "dd" and "if=/dev/null" in args and \
+            not any(a.startswith("conv=") and "notrunc" in a for a in args):
+        out += [RmTarget(p or a[3:], False, p is None) for a, d in zip(args, dyn, strict=False)
+                if a.startswith("of=") for p in [None if d else join_path(inv.cwd, a[3:])]]
+    for i in picked:
+        path = None if i < len(dyn) and dyn[i] else join_path(inv.cwd, args[i])
+        if path is None or path not in NON_FILE_SINKS:
+            out.append(RmTarget(path or args[i], False, path is None))
+    return tuple(out)

@@ -133,7 +133,9 @@ def flatten(node: Any, out: list[Entry]) -> None:
                 redirs.append(child)
                 _heredoc_tail(child, redirs, tail)
         start = len(out)
-        if body is not None:
+        if body is None:  # a redirect alone (`> f`): bash runs it as the null command
+            out.append(("item", node, []))  # the redirects are added below
+        else:
             flatten(body, out)
         for i in range(len(out) - 1, start - 1, -1):
             if out[i][0] == "item":
@@ -239,6 +241,12 @@ def _run_item(node: Any, extra: list[Any], scope: Scope, ctx: Ctx, inh: Inherit)
     if t == "command":
         return run_command(node, extra, scope, ctx, inh)
     redirs = tuple(make_redirects(extra, scope, ctx))
+    if t == "redirected_statement":  # a redirect alone, `> f` (flatten): read as `: > f`
+        inv = Inv([Word(":", False)], scope.cwd, dict(scope.env), set(scope.env_dynamic),
+                  inh.dynamic, [*inh.redirects, *redirs], inh.in_pipeline,
+                  node_text(node, ctx.src), inh.reads_pipe, stdin_text=inh.stdin_text)
+        ctx.out.append(inv)
+        return [inv]
     sub = Inherit(inh.redirects + redirs, inh.in_pipeline, inh.dynamic, inh.reads_pipe)
     if t == "subshell":
         return run_container(node, scope.copy(), ctx, sub)

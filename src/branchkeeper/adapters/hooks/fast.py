@@ -19,8 +19,8 @@ if TYPE_CHECKING:
     from branchkeeper.adapters.hooks.host import FastSpec
 
 #: Words whose presence sends a command to the guard (``-delete``: find's delete action;
-#: ``unlink`` and ``shred`` delete files as ``rm`` does).
-GUARD_WORDS = ("git", "rm", "-delete", "unlink", "shred")
+#: ``unlink`` and ``shred`` delete files as ``rm`` does; ``truncate`` empties them).
+GUARD_WORDS = ("git", "rm", "-delete", "unlink", "shred", "truncate")
 #: Characters through which bash can run a command whose name the text does not spell out:
 #: quoting and escapes (``g\\it``, ``g''it``, ``"r"m``, ``$'\\x67'it``), expansions (``$x``,
 #: ``$(...)``, backquotes, ``{g,}it``) and globs (``/usr/bin/g?t``).
@@ -145,11 +145,55 @@ def scan(data: bytes, wanted: "frozenset[tuple[bytes, ...]]") -> "dict[tuple[byt
     return found if started and not states else None
 
 
+#: Words of a command that writes nothing, so that a ``>`` redirect of it empties the file
+#: (``shell.model.truncated_files``); ``echo`` and ``printf`` only with no argument but options.
+_SILENT_WORDS = frozenset((b":", b"true", b"false", b"exec"))
+_QUIET_PRINTERS = frozenset((b"echo", b"printf"))
+_SEPARATORS = bytes.maketrans(b";|&()", b"\n\n\n\n\n")
+
+
+def may_truncate(command: bytes) -> bool:
+    """Whether ``command`` (text with none of :data:`HIDDEN_SPELLING`, so words are split as
+    bash splits them) may empty a file: ``/dev/null`` as an operand (``cp /dev/null f``,
+    ``cat /dev/null > f``, ``dd if=/dev/null``; not the target of a redirect), or a ``>``
+    redirect (not ``>>``) in a simple command with no word, or one of :data:`_SILENT_WORDS`,
+    or ``echo``/``printf`` followed by options only. A superset of what the guard judges."""
+    at = command.find(b"/dev/null")
+    while at >= 0:
+        if command[:at].rstrip()[-1:] not in (b">", b"<"):
+            return True
+        at = command.find(b"/dev/null", at + 1)
+    if b">" not in command:
+        return False
+    text = command.replace(b">>", b" ").replace(b"&>", b" >").translate(_SEPARATORS)
+    return any(_truncating(segment) for segment in text.split(b"\n"))
+
+
+def _truncating(segment: bytes) -> bool:
+    if b">" not in segment:
+        return False
+    words: list[bytes] = []
+    skip = False
+    for token in segment.split():
+        if skip:
+            skip = False
+        elif b">" in token or b"<" in token:
+            skip = token.endswith((b">", b"<"))  # the target is the next word
+        else:
+            words.append(token)
+    if not words or not _SILENT_WORDS.isdisjoint(words):
+        return True
+    for i, word in enumerate(words):
+        if word in _QUIET_PRINTERS and all(w.startswith(b"-") for w in words[i + 1:]):
+            return True
+    return False
+
+
 def _risky(command: bytes) -> bool:
     for word in _WORDS:
         if word in command:
             return True
-    if _CONSENT in command or not _HIDDEN.isdisjoint(command):
+    if _CONSENT in command or not _HIDDEN.isdisjoint(command) or may_truncate(command):
         return True
     lowered = command.lower()
     return any(word in lowered for word in _BYPASS)

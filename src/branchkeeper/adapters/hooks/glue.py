@@ -27,6 +27,7 @@ from branchkeeper.adapters.hooks.fast import (
     GUARD_WORDS,
     HIDDEN_SPELLING,
     PROTECTED_HINTS,
+    may_truncate,
 )
 
 TYPE_CHECKING = False
@@ -74,12 +75,14 @@ def _names_protected(text: str) -> bool:
 def might_matter(command: str) -> bool:
     """The textual pre-check: False only when ``command`` mentions none of
     :data:`~branchkeeper.adapters.hooks.fast.GUARD_WORDS` (``git``, ``rm``, find's
-    ``-delete``, ``unlink``, ``shred``) and holds no character through which bash could spell them
-    (:data:`~branchkeeper.adapters.hooks.fast.HIDDEN_SPELLING`); anything else goes to the
+    ``-delete``, ``unlink``, ``shred``, ``truncate``), holds no character through which bash
+    could spell them (:data:`~branchkeeper.adapters.hooks.fast.HIDDEN_SPELLING`) and empties
+    no file (:func:`~branchkeeper.adapters.hooks.fast.may_truncate`); anything else goes to the
     parser, which reads words as bash does after quote removal. The fast path applies the same
     rule to the raw stdin bytes."""
     return any(word in command for word in GUARD_WORDS) or \
-        not _HIDDEN_SPELLING.isdisjoint(command)
+        not _HIDDEN_SPELLING.isdisjoint(command) or \
+        may_truncate(command.encode("utf-8", "surrogateescape"))
 
 
 #: git subcommands that create, move, overwrite or delete no branch, worktree or uncommitted
@@ -117,7 +120,7 @@ def needs_guard(command: str, *, cwd: str) -> bool:
         return False
     from branchkeeper.shell.gitargv import config_from_env
     from branchkeeper.shell.gitevac import evacuation
-    from branchkeeper.shell.model import rm_operands
+    from branchkeeper.shell.model import rm_operands, truncated_files
     from branchkeeper.shell.parse import git_invocation, parse_command
 
     parsed = parse_command(command, cwd=cwd, home=os.environ.get("HOME") or None,
@@ -125,7 +128,7 @@ def needs_guard(command: str, *, cwd: str) -> bool:
     if parsed.unparsed:
         return True
     for inv in parsed.invocations:
-        if rm_operands(inv) or inv.dynamic_args[:1] == (True,):
+        if rm_operands(inv) or truncated_files(inv) or inv.dynamic_args[:1] == (True,):
             return True
         if any(_names_protected(w) for w in (*inv.argv, inv.cwd or "",
                                              *(r.path or r.body or "" for r in inv.redirects))):
