@@ -16,10 +16,14 @@ from branchkeeper.actions.cleanup import Plan, plan_delete, plan_prune, plan_swe
 from branchkeeper.actions.cleanup_exec import Outcome, compact_base, dry_run, execute
 from branchkeeper.actions.interrupt import Signals, deferred_signals, interrupted_message
 from branchkeeper.actions.kept_expiry import expire_kept
+from branchkeeper.actions.refupdate import RefLockError, RefOutcome, create_refs
+from branchkeeper.actions.retire import pin_ref_name
 from branchkeeper.analysis.ignored import Polarity
 from branchkeeper.analysis.inventory import build_inventory
+from branchkeeper.analysis.worktree_record import prunable_at_risk
 from branchkeeper.git.repo import RepoFacts
 from branchkeeper.git.run import GitError, run_git
+from branchkeeper.git.types import Oid
 from branchkeeper.model.config import Config
 from branchkeeper.state.lock import MUTATION_LOCK, repo_lock
 
@@ -99,6 +103,45 @@ def _fetch(facts: RepoFacts, config: Config) -> str:
     return f"fetched {remote} (--prune)"
 
 
+def prune_worktrees(facts: RepoFacts, config: Config, *, dry: bool) -> list[str]:
+    """``git worktree prune``, after pinning under ``refs/branchkeeper/pinned/`` every detached
+    HEAD of a prunable entry that no ref holds (the entry is its only copy:
+    :func:`~branchkeeper.analysis.worktree_record.prunable_at_risk`); when a pin cannot be
+    written, or the entries cannot be read, nothing is pruned. ``dry``: say what would be
+    pinned, change nothing. Returns the notes to show; raises nothing."""
+    try:
+        at_risk = prunable_at_risk(facts, config)
+    except GitError as exc:
+        return [f"git worktree prune not run: could not read the worktrees "
+                f"({str(exc).splitlines()[0]})"]
+    pins: dict[str, Oid] = {}
+    where: dict[str, str] = {}
+    for r in at_risk:
+        if (head := r.unreferenced_head) is not None:
+            ref = pin_ref_name(r.worktree.path, head)
+            pins[ref], where[ref] = head, str(r.worktree.path)
+    if dry:
+        return [f"would pin detached HEAD {oid.short} of prunable worktree {where[ref]} as {ref}"
+                for ref, oid in pins.items()]
+    notes: list[str] = []
+    if pins:
+        try:
+            results = create_refs(facts.root, pins, must_not_exist=True)
+        except RefLockError as exc:
+            return [f"git worktree prune not run: could not pin its detached HEADs ({exc})"]
+        failed = [r for r in results.values()
+                  if r.outcome not in (RefOutcome.CREATED, RefOutcome.PRESENT)]
+        if failed:
+            return [f"git worktree prune not run: could not pin {r.expected} as {r.ref} "
+                    f"({r.reason})" for r in failed]
+        notes += [f"pinned detached HEAD {oid.short} of prunable worktree {where[ref]} as {ref}"
+                  for ref, oid in pins.items()]
+    res = run_git(["worktree", "prune"], cwd=facts.root, check=False)
+    if res.returncode != 0:
+        notes.append("git worktree prune failed: " + res.stderr.decode("utf-8", "replace").strip())
+    return notes
+
+
 def run_prune(facts: RepoFacts, config: Config, *, fetch: bool, dry: bool,
               lock_wait_s: float = LOCK_WAIT_S,
               start_reap: Callable[[], str] | None = None) -> Outcome:
@@ -112,15 +155,13 @@ def run_prune(facts: RepoFacts, config: Config, *, fetch: bool, dry: bool,
     with _maybe_lock(facts, act=not dry, wait_s=lock_wait_s) as signals:
         if dry:
             notes.append("dry run: fetch, worktree prune and the background worktree reap not run")
+            notes.extend(prune_worktrees(facts, config, dry=True))
         else:
             if fetch:
                 notes.append(_fetch(facts, config))
             else:
                 notes.append("fetch skipped (--no-fetch)")
-            res = run_git(["worktree", "prune"], cwd=facts.root, check=False)
-            if res.returncode != 0:
-                notes.append("git worktree prune failed: "
-                             + res.stderr.decode("utf-8", "replace").strip())
+            notes.extend(prune_worktrees(facts, config, dry=False))
             if start_reap is not None:
                 notes.append(start_reap())
         inv = build_inventory(facts, config, use_cache=True)

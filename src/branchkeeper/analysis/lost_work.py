@@ -213,11 +213,27 @@ class WorktreeWork:
     dirty: tuple[str, ...]
     kept_ignored: tuple[str, ...]
     age_days: float | None
+    prunable: bool = False
+
+
+def _prunable_item(w: WorktreeWork, head: Oid, remote: str | None) -> LostWork:
+    """The detached HEAD of a worktree whose directory is gone: only its admin entry names
+    the commit, and ``git worktree prune`` drops it (the commands run from the repository:
+    the worktree's directory is not there to run them in)."""
+    name = _rescue_name("", Path(w.path).name, head)
+    secure = (shlex.join(["git", "push", remote, f"{head}:refs/heads/{name}"]) if remote
+              else shlex.join(["git", "branch", name, str(head)]))
+    return LostWork(LostKind.DETACHED_COMMIT, w.path,
+                    f"detached HEAD {head.short} of a worktree whose directory is gone (prunable)"
+                    " is held by no ref: git worktree prune would lose it", secure, None,
+                    w.age_days, w.path)
 
 
 def _worktree_items(w: WorktreeWork, remote: str | None) -> list[LostWork]:
     items: list[LostWork] = []
-    if w.detached_unreferenced and w.head is not None:
+    if w.detached_unreferenced and w.head is not None and w.prunable:
+        items.append(_prunable_item(w, w.head, remote))
+    elif w.detached_unreferenced and w.head is not None:
         name = _rescue_name("", Path(w.path).name, w.head)
         secure = (shlex.join(["git", "-C", w.path, "push", remote, f"HEAD:refs/heads/{name}"])
                   if remote else shlex.join(["git", "-C", w.path, "switch", "-c", name]))
@@ -268,15 +284,20 @@ def lost_work(branches: Sequence[BranchRecord], worktrees: Sequence[WorktreeWork
 
 
 def worktree_work(records: Sequence[WorktreeRecord]) -> list[WorktreeWork]:
-    """What each classified worktree holds that is local-only (bare and gone ones skipped; a
-    worktree whose status could not be read is left out: it is not known to be at risk)."""
+    """What each classified worktree holds that is local-only (bare ones skipped; of one whose
+    directory is gone, a prunable entry, only a detached HEAD no ref holds: the entry is all
+    that names it; a worktree whose status could not be read is left out: it is not known to
+    be at risk)."""
     out: list[WorktreeWork] = []
     for r in records:
         wt, st, inputs = r.worktree, r.status, r.inputs
+        unreferenced = r.unreferenced_head is not None
+        if wt.prunable and not wt.bare:
+            if unreferenced:
+                out.append(WorktreeWork(str(wt.path), wt.head, True, (), (), None, prunable=True))
+            continue
         if wt.bare or st is None:
             continue
-        unreferenced = (wt.branch is None and wt.head is not None and inputs.ref_error is None
-                        and inputs.remote_ref is None and inputs.local_ref is None)
         ignored = inputs.base.ignored
         idle = r.idle_hours
         # The main worktree is never removed, so no removal can lose its ignored files; and a

@@ -143,6 +143,17 @@ class WorktreeRecord:
         return self.inputs.record
 
     @property
+    def unreferenced_head(self) -> Oid | None:
+        """The detached HEAD when no ref holds it (its only copy: the worktree's entry), else
+        ``None`` (a branch, a ref that contains it, or containment not known)."""
+        wt, i = self.worktree, self.inputs
+        if wt.bare or wt.branch is not None or wt.head is None or i.ref_error is not None:
+            return None
+        if wt.prunable or self.status is not None:
+            return wt.head if i.remote_ref is None and i.local_ref is None else None
+        return None
+
+    @property
     def idle_hours(self) -> float | None:
         """Hours since the last activity (the figure the reaper's window reads), or ``None``."""
         if self.inputs.activity is None:
@@ -271,7 +282,9 @@ def gather(ctx: WorktreeContext, wt: Worktree, *, head_time: float | None = None
         except (GitError, ValueError) as exc:
             status_error = f"could not read its status: {str(exc).splitlines()[0]}"
     remote_ref = local_ref = error = None
-    if wt.branch is None and wt.head is not None and not wt.bare and status is not None:
+    # a prunable entry is read too: `git worktree prune` drops its HEAD with the entry
+    if wt.branch is None and wt.head is not None and not wt.bare \
+            and (status is not None or wt.prunable):
         try:
             remote_ref, local_ref = containing_refs(ctx.facts.root, wt.head)
         except GitError as exc:
@@ -395,3 +408,17 @@ def survey_worktrees(facts: RepoFacts, config: Config, *, settings: WorktreeSett
         notes.append(f"{skipped} {UNINSPECTED_NOTE}")
     pr_note, degraded = asker.note if asker is not None else ("PR evidence: not asked", False)
     return WorktreeSurvey(ctx, records, pr_note, degraded, notes)
+
+
+def prunable_at_risk(facts: RepoFacts, config: Config) -> list[WorktreeRecord]:
+    """The records of the prunable worktrees (directory gone) whose detached HEAD no ref holds:
+    what ``git worktree prune`` would lose. One ``worktree list``; when a prunable entry
+    exists, the context's reads and one ``for-each-ref --contains`` per detached one. Raises
+    :class:`GitError` when listing worktrees or refs fails."""
+    wts = list_worktrees(facts)
+    prunable = [w for w in wts if w.prunable and not w.bare and w.branch is None]
+    if not prunable:
+        return []
+    ctx = worktree_context(facts, config, inventory=None, worktrees=wts, judge_reap=False)
+    return [r for r in classify_worktrees(ctx, only=prunable)
+            if r.unreferenced_head is not None]

@@ -30,7 +30,9 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
         "prune", help="fetch, prune worktrees, delete every proven branch (session start)",
         description=(
             "git fetch --prune (bounded by branches.sweep.fetch_timeout_s; a failure is "
-            "reported and the prune continues on local data), git worktree prune, start "
+            "reported and the prune continues on local data), git worktree prune (a "
+            "detached HEAD of a prunable worktree that no ref holds is pinned under "
+            "refs/branchkeeper/pinned/ first; when it cannot be, nothing is pruned), start "
             "worktree reap in the background (--min-age-hours from "
             "worktrees.reap_min_age_hours; it waits for this prune and appends to "
             "<common dir>/branchkeeper/worktree-reap.log), then delete "
