@@ -95,6 +95,33 @@ def test_c13_one_missing_blob_makes_only_its_branch_unknown(
     assert _states(w)["needs-blob"] == ("live", "")
 
 
+def test_c13_a_missing_tip_commit_makes_only_its_branch_unknown_in_every_command(
+        remote_and_clone: tuple[GitRepo, GitRepo], capsys: pytest.CaptureFixture[str]) -> None:
+    """A branch whose tip commit object is gone: ``for-each-ref`` dies on any format that reads
+    objects, so the listing falls back to one that reads none; that branch alone is unknown,
+    naming its object, and every command still answers."""
+    _, w = remote_and_clone
+    ids = c13(w)
+    w.switch("gone", create=True, start="main")
+    tip = w.commit("g", files={"g.txt": "g\n"}, days_ago=1)
+    w.switch("main")
+    _delete_loose(w, tip)
+    states = _states(w, use_cache=False)
+    assert states["gone"] == ("unknown", f"object missing ({tip})")
+    assert {n: s for n, (s, _) in states.items()} == {
+        "gone": "unknown", "live": "live", "main": "default", "needs-blob": "live",
+        "rebased": "patch_equivalent", "squashed": "patch_equivalent"}
+    assert ids["blob"]
+    for argv, refused in ((("sweep",), 0), (("sweep", "--clean", "--dry-run"), 0),
+                          (("prune", "--no-fetch", "--dry-run"), 0),
+                          (("delete", "--dry-run", "gone"), 5)):
+        code, doc = cli_json(capsys, w, *argv)
+        assert code == refused, argv
+        item = next(b for b in doc["branches"] if b["name"] == "gone")
+        reason = item.get("reason") or item.get("detail")
+        assert f"object missing ({tip})" in str(reason), (argv, item)
+
+
 def partial_clone(tmp_path: Path) -> tuple[GitRepo, str]:
     """``clone --filter=blob:none --no-local`` of a bare repository that allows filters, with
     local branches for a merged, a squash-merged and an unmerged branch whose blobs the clone

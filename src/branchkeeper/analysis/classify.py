@@ -187,6 +187,8 @@ def _work_record(ev: Evidence, n: str, info: RefInfo, has_local: bool, rem: RefI
     """A branch that is work: its state from the proof verdict, where its commits live, its
     dormancy stage and counts."""
     tip = info.oid
+    if tip is not None and info.objecttype == "missing":
+        return make(state=BranchState.UNKNOWN, reason=f"object missing ({tip})")
     if tip is None or info.objecttype != "commit":
         return make(state=BranchState.UNKNOWN,
                     reason=f"tip is a {info.objecttype or 'missing'} object, not a commit")

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any, NamedTuple, Protocol
 
 from branchkeeper.git.parse import ParseError
-from branchkeeper.git.run import run_git
+from branchkeeper.git.run import GitError, run_git
 from branchkeeper.git.types import Oid
 
 _SEP = "%00"
@@ -178,6 +178,61 @@ def _lean_records(root: Path, data: bytes, tip_facts: TipFactStore) -> list[RefI
     return out_records
 
 
+class _NoTipFacts:
+    """A :class:`TipFactStore` that keeps nothing (the facts are read for this call only)."""
+
+    def get(self, tip: str) -> list[Any] | None:
+        return None
+
+    def put(self, tip: str, value: list[Any]) -> None:
+        return None
+
+
+#: The lean listing without ``%(objecttype)``: it reads no object at all.
+_UNTYPED_FORMAT = "%(refname)%00%(objectname)%00%(upstream)%00%(symref)%00%01"
+
+
+def _listing_typed_apart(root: Path, patterns: Sequence[str]) -> bytes:
+    """The lean listing (:data:`LEAN_FORMAT`'s bytes) of a repository where a ref names a
+    missing object, which makes ``for-each-ref`` die on any format that reads objects (issue 11,
+    section 4): the names from a listing that reads none, the types from one ``cat-file
+    --batch-check`` (``missing`` for an object git lacks; in a partial clone, where an offline
+    ``cat-file`` dies on a promisor object, from one ``--batch-all-objects`` listing of what is
+    local). A missing tip then has the type ``missing`` and its branch is ``unknown: object
+    missing (<oid>)``. Raises :class:`GitError`."""
+    out = run_git(["for-each-ref", f"--format={_UNTYPED_FORMAT}", *patterns], cwd=root).stdout
+    rows = [c.decode("utf-8", "surrogateescape").split("\0") for c in out.split(_RECORD_END)
+            if c not in (b"", b"\n")]
+    oids = sorted({r[1] for r in rows if len(r) == 4 and r[1]})
+    types = _object_types(root, oids)
+    data = bytearray()
+    for parts in rows:
+        if len(parts) != 4:
+            raise ParseError(f"for-each-ref: expected 4 fields, got {len(parts)}")
+        ref, oid, up, symref = parts
+        data += "\0".join((ref, oid, types.get(oid, "missing"), up, symref)).encode(
+            "utf-8", "surrogateescape") + _RECORD_END
+    return bytes(data)
+
+
+def _object_types(root: Path, oids: Sequence[str]) -> dict[str, str]:
+    """``{oid: type}`` of the ``oids`` git has (absent: missing), in one process."""
+    if not oids:
+        return {}
+    check = "--batch-check=%(objectname) %(objecttype)"
+    res = run_git(["cat-file", check], cwd=root, check=False,
+                  stdin="".join(f"{o}\n" for o in oids).encode("ascii"))
+    if res.returncode != 0:  # a partial clone: list what is local, ask nothing of the remote
+        res = run_git(["cat-file", "--batch-all-objects", check], cwd=root)
+    wanted = set(oids)
+    types: dict[str, str] = {}
+    for line in res.stdout.decode("ascii", "replace").splitlines():
+        oid, _, kind = line.partition(" ")
+        if oid in wanted and kind and kind != "missing":
+            types[oid] = kind
+    return types
+
+
 def read_refs(root: Path, remote: str, *, extra_patterns: Sequence[str] = (),
               tip_facts: TipFactStore | None = None) -> RefTable:
     """Read every ``refs/heads`` and ``refs/remotes/<remote>`` ref with ONE ``for-each-ref``.
@@ -190,12 +245,19 @@ def read_refs(root: Path, remote: str, *, extra_patterns: Sequence[str] = (),
     :class:`GitError` when git fails.
     """
     patterns = ["refs/heads", f"refs/remotes/{remote}", *extra_patterns]
-    if tip_facts is None:
-        out = run_git(["for-each-ref", f"--format={REF_FORMAT}", *patterns], cwd=root).stdout
-        records = _parse_ref_records(out)
+    fmt = REF_FORMAT if tip_facts is None else LEAN_FORMAT
+    res = run_git(["for-each-ref", f"--format={fmt}", *patterns], cwd=root, check=False)
+    if res.returncode == 0 and tip_facts is None:
+        records = _parse_ref_records(res.stdout)
+    elif res.returncode == 0:
+        records = _lean_records(root, res.stdout, tip_facts or _NoTipFacts())
+    elif b"missing object" in res.stderr:
+        records = _lean_records(root, _listing_typed_apart(root, patterns),
+                                tip_facts or _NoTipFacts())
     else:
-        out = run_git(["for-each-ref", f"--format={LEAN_FORMAT}", *patterns], cwd=root).stdout
-        records = _lean_records(root, out, tip_facts)
+        raise GitError(f"git failed (exit {res.returncode})", argv=["git", "for-each-ref",
+                       f"--format={fmt}", *patterns], returncode=res.returncode,
+                       stdout=res.stdout, stderr=res.stderr)
     local: dict[str, RefInfo] = {}
     remote_refs: dict[str, RefInfo] = {}
     by_ref: dict[str, RefInfo] = {}
