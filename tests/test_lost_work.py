@@ -252,3 +252,32 @@ def test_fail_on_risk_when_the_budget_left_a_worktree_unread(
     assert (lost, notes) == ([], ["2 worktree(s) not inspected within the time budget"])
     assert exit_code(inv, fail_on_risk=True, lost=lost, notes=notes) == 1
     assert exit_code(inv, fail_on_risk=False, lost=lost, notes=notes) == 0
+
+
+def test_a_branch_named_like_an_option_gets_a_push_that_works_everywhere(
+        remote_and_clone: tuple[GitRepo, GitRepo], capsys: pytest.CaptureFixture[str]) -> None:
+    """A branch ``-dash`` (git makes one only by update-ref) is pushed by its full ref names in
+    the sweep, the WIP-cap denial and SessionStart alike: ``git push -u origin -dash`` would
+    be read as options. The printed command is run and secures the branch."""
+    from branchkeeper.policy.command import decide_command
+
+    _, repo = remote_and_clone
+    repo.commit("cap", files={".branchkeeper.yaml": "branches:\n  wip: {cap: 1}\n"})
+    repo.git("push", "-q", "origin", "main")
+    repo.switch("tmp", create=True)
+    tip = repo.commit("dash work", files={"d.txt": "d\n"}, days_ago=2)
+    repo.switch("main")
+    repo.git("update-ref", "refs/heads/-dash", tip)
+    repo.git("branch", "-q", "-D", "tmp")
+    push = "git push -u origin refs/heads/-dash:refs/heads/-dash"
+    code, doc = cli_json(capsys, repo, "sweep")
+    assert code == 0
+    assert [i["secure"] for i in doc["lost_work"]] == [push]
+    denial = decide_command("git switch -c more", cwd=str(repo.path)).text
+    assert f"secure them now: {push}\n" in denial
+    result = run_hook("SessionStart", {"session_id": "s1", "cwd": str(repo.path),
+                                       "source": "startup"})
+    text = json.loads(result.stdout)["hookSpecificOutput"]["additionalContext"]
+    assert f"  -dash (2 days idle): {push}" in text.splitlines()
+    repo.git(*shlex.split(push)[1:])
+    assert repo.rev("refs/remotes/origin/-dash") == tip

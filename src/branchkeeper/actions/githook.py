@@ -32,7 +32,7 @@ from branchkeeper.analysis.kept import kept_ref_name, kept_refs
 from branchkeeper.analysis.losing import Candidate, Losing, losing_updates, read_tips
 from branchkeeper.git.reftx import RefUpdate, renaming_tip
 from branchkeeper.git.run import GitError
-from branchkeeper.git.types import Oid
+from branchkeeper.git.types import Oid, push_argv
 from branchkeeper.shell.quoting import git_cmd, shell_quote
 from branchkeeper.state import githook_pending as pending
 from branchkeeper.state.journal import ItemOutcome, ItemResult, Journal, JournalItem, OpStatus
@@ -128,11 +128,9 @@ def refusal_line(losing: Losing, remote: str) -> str:
     what = (f"delete branch {shell_quote(name)}" if losing.new is None
             else f"move branch {shell_quote(name)} to {losing.new.short}")
     count = f"{losing.lost} commit{'s' if losing.lost != 1 else ''}"
-    # a name git could read as an option is pushed by its full ref name
-    spec = f"refs/heads/{name}:refs/heads/{name}" if name.startswith("-") else name
     return (f"branchkeeper: refusing to {what}: {count} would be lost (in no other branch, tag, "
             f"remote-tracking or refs/branchkeeper ref); keep them first: "
-            f"{git_cmd('push', '-u', remote, spec)}, or "
+            f"{git_cmd(*push_argv(remote, name)[1:])}, or "
             f"branchkeeper park --reason '<why>' -- {shell_quote(name)}, or "
             f"branchkeeper delete --allow-unproven --reason '<why>' -- {shell_quote(name)} "
             f"(saved in a bundle)")

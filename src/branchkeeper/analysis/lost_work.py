@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING, NamedTuple
 
 from branchkeeper.git.parse import records
 from branchkeeper.git.run import run_git
-from branchkeeper.git.types import Oid
+from branchkeeper.git.types import Oid, push_argv
 from branchkeeper.model.records import BranchRecord
 
 if TYPE_CHECKING:
@@ -195,9 +195,7 @@ def _branch_items(branches: Sequence[BranchRecord], remote: str) -> list[LostWor
         detail = f"{'?' if n is None else n} commit(s) no remote holds"
         if r.worktree:
             detail += f", worktree {r.worktree}"
-        # a name git could read as an option is pushed by its full ref name
-        spec = f"refs/heads/{r.name}:refs/heads/{r.name}" if r.name.startswith("-") else r.name
-        secure = shlex.join(["git", "push", "-u", remote, spec])
+        secure = shlex.join(push_argv(remote, r.name))
         items.append(LostWork(LostKind.UNPUSHED_BRANCH, r.name, detail, secure, n, r.age_days,
                               r.worktree))
     return items

@@ -61,3 +61,12 @@ class RefName(str):
         if self.startswith(self.REMOTES):
             return self[len(self.REMOTES):]
         return str(self)
+
+
+def push_argv(remote: str, branch: str) -> list[str]:
+    """``git push -u REMOTE BRANCH`` as an argument vector (``git`` first), the one command
+    every report and decision prints to secure an unpushed local branch. A branch name that
+    git would read as an option (a leading ``-``) is pushed by its full ref names,
+    ``refs/heads/B:refs/heads/B``, which reads the same in every git version and shell."""
+    spec = f"refs/heads/{branch}:refs/heads/{branch}" if branch.startswith("-") else branch
+    return ["git", "push", "-u", remote, spec]

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, NamedTuple
 from branchkeeper.analysis.guard_facts import LeanRefs, now
 from branchkeeper.analysis.refs import matches_any, resolve_default_branch
 from branchkeeper.errors import BranchkeeperError
+from branchkeeper.git.types import push_argv
 from branchkeeper.policy.decision import ALLOW, Decision, Verdict, combine
 from branchkeeper.policy.facts import GuardFacts, GuardRepos, git_failed
 from branchkeeper.policy.stem import number_tokens, stem
@@ -262,7 +263,7 @@ def lost_work_lines(branches: list[OpenBranch], remote: str) -> list[str]:
     """One loud line per branch the last sweep found contained nowhere (still at that tip)."""
     risky = [b for b in branches if b.containment == "nowhere"]
     lines = [f"LOST WORK RISK: branch {shell_quote(b.name)} holds commits no remote-tracking ref "
-             f"contains ({_age(b)}); secure them now: {git_cmd('push', '-u', remote, b.name)}"
+             f"contains ({_age(b)}); secure them now: {git_cmd(*push_argv(remote, b.name)[1:])}"
              for b in risky[:MAX_LINES]]
     if len(risky) > MAX_LINES:
         lines.append(f"LOST WORK RISK: ... and {len(risky) - MAX_LINES} more branches contained "

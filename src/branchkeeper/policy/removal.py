@@ -25,6 +25,7 @@ from branchkeeper.analysis.guard_facts import (
 )
 from branchkeeper.analysis.refs import matches_any, resolve_default_branch
 from branchkeeper.errors import BranchkeeperError
+from branchkeeper.git.types import push_argv
 from branchkeeper.policy.decision import ALLOW, Decision, Verdict, listed
 from branchkeeper.policy.facts import GuardFacts, GuardRepos, git_failed
 from branchkeeper.policy.plan import Plan, deleted_refs, describe
@@ -68,7 +69,7 @@ def branch_delete_decision(lost: Sequence[tuple[str, str]], *, lost_commits: int
         f"{'s' if lost_commits != 1 else ''} would be reachable from no ref):\n"
         + "\n".join(listed(names)),
         "Keep the work first: merge it into the branch of the lane it serves, or push it ("
-        + git_cmd("push", "-u", remote, short) + "). Then `branchkeeper delete -- "
+        + git_cmd(*push_argv(remote, short)[1:]) + "). Then `branchkeeper delete -- "
         + shell_quote(short) + "` proves the work is preserved, writes a recovery bundle and "
         "can be undone. If the work is truly unwanted, ask a human to delete it.")
 
@@ -131,7 +132,7 @@ def branch_overwrite_decision(lost: Sequence[tuple[str, str]], *, lost_commits: 
         f"remote-tracking ref contains the current tip of the branch{plural} below, and the new "
         f"value does not contain it ({lost_commits} commit{'s' if lost_commits != 1 else ''} "
         "would be reachable from no ref):\n" + "\n".join(listed(names)),
-        "Keep the work first: push it (" + git_cmd("push", "-u", remote, short) + ") or keep it "
+        "Keep the work first: push it (" + git_cmd(*push_argv(remote, short)[1:]) + ") or keep it "
         "on another branch (" + git_cmd("branch", short + "-keep", short) + "); then the "
         "overwrite is allowed. Or use a new branch name instead; or ask a human.")
 

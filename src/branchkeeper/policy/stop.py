@@ -25,6 +25,7 @@ from enum import StrEnum
 
 from branchkeeper.analysis.lost_work import commit_command
 from branchkeeper.analysis.stop_facts import BranchFacts, StopFacts
+from branchkeeper.git.types import push_argv
 from branchkeeper.policy.principle import BRANCH_LIMIT_PRINCIPLE
 from branchkeeper.shell.quoting import git_cmd, shell_quote
 
@@ -171,5 +172,5 @@ def _branch_findings(b: BranchFacts, scope: Scope, facts: StopFacts,
             out.append(Finding(b.name, Check.UNPUSHED,
                                f"commits no remote holds (tip {tip}: not on any {remote} "
                                f"branch nor in {facts.default or 'the default branch'}); push "
-                               "them", (git_cmd("push", "-u", remote, b.name),), blocks))
+                               "them", (git_cmd(*push_argv(remote, b.name)[1:]),), blocks))
     return out

@@ -15,6 +15,7 @@ from collections import Counter
 
 from branchkeeper.analysis.lost_work import LostKind
 from branchkeeper.analysis.session_summary import SessionSummary, SummaryRow
+from branchkeeper.git.types import push_argv
 from branchkeeper.shell.quoting import git_cmd, shell_quote
 from branchkeeper.state.abandoned import SESSION_END, STOP, STOP_FAILURE
 
@@ -71,7 +72,7 @@ def session_start_text(summary: SessionSummary, *, source: str) -> str:
     if lost:
         lines.append(f"LOST WORK RISK: {len(lost)} branch(es) hold commits no remote-tracking "
                      "ref contains; push them now:")
-        add([f"  {r.name} ({_age(r)}): {git_cmd('push', '-u', remote, r.name)}" for r in lost])
+        add([f"  {r.name} ({_age(r)}): {git_cmd(*push_argv(remote, r.name)[1:])}" for r in lost])
     if summary.lost:
         more = " more" if lost else ""
         lines.append(f"LOST WORK RISK: {len(summary.lost)}{more} piece(s) of work exist only in "

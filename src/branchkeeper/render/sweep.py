@@ -14,6 +14,7 @@ from branchkeeper.analysis.inventory import Inventory
 from branchkeeper.analysis.kept import KeptTip
 from branchkeeper.analysis.line_hints import line_hint
 from branchkeeper.analysis.lost_work import LostKind, LostWork
+from branchkeeper.git.types import push_argv
 from branchkeeper.model.records import BranchAction, BranchRecord, BranchState, CommandVerdict, Stage
 from branchkeeper.render.suggest import cleanup_suggestion
 
@@ -26,11 +27,8 @@ JSON_VERSION = 1
 
 
 def push_command(remote: str, name: str) -> str:
-    """The one command that secures an unpushed branch: ``git push -u <remote> <name>``."""
-    if name.startswith("-"):
-        spec = f"refs/heads/{name}:refs/heads/{name}"
-        return f"git push -u {shlex.quote(remote)} {shlex.quote(spec)}"
-    return f"git push -u {shlex.quote(remote)} {shlex.quote(name)}"
+    """The one command that secures an unpushed branch (:func:`push_argv`), shell-quoted."""
+    return shlex.join(push_argv(remote, name))
 
 
 
