@@ -104,6 +104,14 @@ def _pre(command: object, tool: object = "Bash", cwd: str = "/r") -> bytes:
     (_pre("echo -n > notes.txt"), None),
     (_pre("cp /dev/null notes.txt"), None),
     (_pre("truncate -s0 notes.txt"), None),
+    # a script run by name, which the guard reads
+    (_pre("./cleanup.sh"), None),
+    (_pre("bash scripts/x.sh"), None),
+    (_pre("make && sh x.sh"), None),
+    (_pre("source env.sh"), None),
+    (_pre(". env.sh"), None),
+    (_pre("nice -n 5 /opt/tools/run"), None),
+    (_pre("ls src/ docs/"), b""),
     (_pre("make > build.log 2>&1"), b""),  # a command that writes: a rewrite, not judged
     (_pre("make >> build.log 2>/dev/null"), b""),
     (_pre("echo done >/dev/null"), b""),
@@ -120,3 +128,13 @@ def test_after_a_tool_only_git_matters() -> None:
     post = (*SPEC[:3], "post", b"{}", frozenset())
     assert silent(_pre("rm -rf build"), post) == b"{}"
     assert silent(_pre("cd x && git commit -m y"), post) is None
+
+
+def test_fast_path_words_cover_the_reader() -> None:
+    """Every shell and wrapper the reader follows to a script file is one the fast path sends
+    to the guard."""
+    from branchkeeper.adapters.hooks.fast import SCRIPT_RUNNERS, WRAPPER_WORDS
+    from branchkeeper.shell import wrappers
+
+    assert {*wrappers.SHELLS, "source", "."} <= set(SCRIPT_RUNNERS)
+    assert wrappers._WRAPPERS - {"{"} <= set(WRAPPER_WORDS)

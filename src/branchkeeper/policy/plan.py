@@ -152,8 +152,9 @@ def unread_destructive(parsed: ParsedCommand) -> str | None:
     A parse that was cut (nesting depth, size, a parser failure) or that hands text to
     something the guard cannot follow (a shell reading a pipe, ``eval`` or ``bash -c`` of an
     unknown string, ``source``, a command name from an expansion) counts when the raw text
-    names ``git`` or ``rm`` as a word anywhere. A plain syntax error counts when such a word
-    lies outside every command that was read. Text that never names them (an unparsable
+    names ``git`` or ``rm`` as a word anywhere (the text of the script files it read
+    included). A plain syntax error counts when such a word lies outside every command that
+    was read. Text that never names them (an unparsable
     ``npm``/``python`` one-liner) is None, so it stays allowed. Pure; no git process."""
     hidden = _hidden_destroyer(parsed)
     if hidden is not None:
@@ -162,10 +163,11 @@ def unread_destructive(parsed: ParsedCommand) -> str | None:
         return None
     reasons = [r for r in parsed.unparsed_reason.split("; ") if r]
     opaque = [r for r in reasons if not r.startswith(_SYNTAX)]
-    if opaque and _RISKY_WORD.search(parsed.text):
+    text = "\n".join([parsed.text, *parsed.scripts])  # with the scripts it read
+    if opaque and _RISKY_WORD.search(text):
         return "; ".join(opaque)
     if len(opaque) < len(reasons):
-        leftover = parsed.text
+        leftover = text
         for inv in parsed.invocations:
             if inv.source:
                 leftover = leftover.replace(inv.source, " ", 1)

@@ -135,13 +135,16 @@ class ParsedCommand(NamedTuple):
     `unparsed` is True when tree-sitter reported an error, the input was refused (too large, NUL
     bytes, not encodable) or a construct could not be followed (eval of a dynamic string,
     `source`, functions, aliases, a shell reading commands from a pipe); `unparsed_reason` then
-    says why (reasons joined with '; '). Invocations found are still listed.
+    says why (reasons joined with '; '). Invocations found are still listed. `scripts` holds
+    the text of each script file the command runs that was read (``./x.sh``, ``bash x.sh``,
+    ``source x.sh``; their commands are among the invocations).
     """
 
     text: str
     invocations: tuple[Invocation, ...]
     unparsed: bool = False
     unparsed_reason: str = ""
+    scripts: tuple[str, ...] = ()
 
 
 class GitInvocation(NamedTuple):

@@ -142,7 +142,8 @@ def _parse(text: str, *, cwd: str, home: str | None, env: Mapping[str, str]) -> 
     frozen: dict[int, Invocation] = {}
     invocations = tuple(_freeze(inv, frozen) for inv in ctx.out)
     reasons = list(dict.fromkeys(ctx.reasons))
-    return ParsedCommand(text, invocations, bool(reasons), "; ".join(reasons))
+    scripts = tuple(ctx.scripts.texts) if ctx.scripts is not None else ()
+    return ParsedCommand(text, invocations, bool(reasons), "; ".join(reasons), scripts)
 
 
 def _freeze(inv: Any, memo: dict[int, Invocation]) -> Invocation:

@@ -169,6 +169,8 @@ class Inv:
 
 #: A script a command runs: (text, dynamic, runs in the current shell, positional parameters).
 Script = tuple[str, bool, bool, "tuple[Word, ...] | None"]
+#: A script file a command runs (:attr:`Special.files`).
+ScriptFile = tuple["str | None", bool, "tuple[Word, ...] | None", bool]
 
 
 class Special:
@@ -179,7 +181,7 @@ class Special:
     imports this module; a dataclass costs more to define).
     """
 
-    __slots__ = ("inner", "reason", "scripts")
+    __slots__ = ("files", "inner", "reason", "scripts")
 
     def __init__(self, reason: str | None = None,
                  scripts: list[Script] | None = None,
@@ -187,6 +189,9 @@ class Special:
         self.reason = reason
         self.scripts: list[Script] = [] if scripts is None else scripts
         self.inner: list[Inv] = [] if inner is None else inner
+        #: script files it runs: (absolute path or None when unknown, runs in the current
+        #: shell, positional parameters as for ``scripts``, run by its own path)
+        self.files: list[ScriptFile] = []
 
 
 def resolve(cwd: str | None, path: str) -> str | None:

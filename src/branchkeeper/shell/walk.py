@@ -56,15 +56,17 @@ class Inherit:
 class Ctx:
     """Per-parse state: the source bytes of the current (possibly nested) text and the output."""
 
-    __slots__ = ("depth", "out", "parse", "reasons", "src")
+    __slots__ = ("depth", "out", "parse", "reasons", "scripts", "src")
 
     def __init__(self, src: bytes, out: list[Inv], reasons: list[str], depth: int = 0,
-                 parse: Any = None) -> None:
+                 parse: Any = None, scripts: Any = None) -> None:
         self.src = src
         self.out = out
         self.reasons = reasons
         self.depth = depth
         self.parse = parse
+        #: the script files read (a ``shell.scriptfile.Reads``, made at the first one)
+        self.scripts = scripts
 
 
 Entry = tuple[str, Any, list[Any]]  # ("op", optext, []) or ("item", node, extra redirects)
@@ -80,7 +82,7 @@ def run_text(text: str, scope: Scope, ctx: Ctx, inh: Inherit, parse: Any) -> lis
     root = tree.root_node
     if root.has_error:
         ctx.reasons.append(f"syntax the parser cannot read ({_error_where(root, data)})")
-    sub = Ctx(data, ctx.out, ctx.reasons, ctx.depth + 1, parse)
+    sub = Ctx(data, ctx.out, ctx.reasons, ctx.depth + 1, parse, ctx.scripts)
     return run_container(root, scope, sub, inh)
 
 
@@ -436,7 +438,7 @@ def run_function(inv: Inv, scope: Scope, ctx: Ctx, inh: Inherit) -> list[Inv]:
         if "shell functions that run too many commands" not in ctx.reasons:
             ctx.reasons.append("shell functions that run too many commands")
         return []
-    sub = Ctx(src, ctx.out, ctx.reasons, ctx.depth + 1, ctx.parse)
+    sub = Ctx(src, ctx.out, ctx.reasons, ctx.depth + 1, ctx.parse, ctx.scripts)
     outs = tuple(r for r in inv.redirects if r.op not in ("<", "<<", "<<-", "<<<", "<&"))
     saved = scope.args, scope.args_open
     zero = scope.args[0] if scope.args else Word("$0", True)
@@ -471,6 +473,39 @@ def _follow(inv: Inv, scope: Scope, ctx: Ctx, inh: Inherit) -> list[Inv]:
         outs = tuple(r for r in inv.redirects if r.op not in ("<", "<<", "<<-", "<<<", "<&"))
         sub_inh = Inherit(outs, inh.in_pipeline, inh.dynamic or dyn, inv.reads_pipe)
         stdout.extend(run_text(text, sub_scope, ctx, sub_inh, ctx.parse))
+    if special.files:
+        stdout.extend(_run_files(inv, special, scope, ctx, inh))
     for inner in special.inner:
         stdout.extend(_follow(inner, scope.copy(), ctx, inh))
+    return stdout
+
+
+def _run_files(inv: Inv, special: Special, scope: Scope, ctx: Ctx, inh: Inherit) -> list[Inv]:
+    """The script files ``inv`` runs (``./x.sh``, ``bash x.sh``, ``source x.sh``), read by
+    :mod:`branchkeeper.shell.scriptfile` and walked as ``bash -c`` (``source``: in this
+    shell); one that cannot be read runs like any program, one a bound stops is unread."""
+    from branchkeeper.shell.scriptfile import Reads, read_script
+
+    if ctx.scripts is None:
+        ctx.scripts = Reads()
+    reads: Reads = ctx.scripts
+    stdout: list[Inv] = []
+    for path, same_scope, args, by_path in special.files:
+        text, why = read_script(path, reads, by_path=by_path)
+        if why:
+            ctx.reasons.append(why)
+        if text is None:
+            if same_scope and not why:
+                ctx.reasons.append(f"{inv.words[0].value} runs commands from a file the guard "
+                                   "does not read")
+            continue
+        sub_scope = scope if same_scope else scope.child(args, args_open=inv.forced_dynamic)
+        outs = tuple(r for r in inv.redirects if r.op not in ("<", "<<", "<<-", "<<<", "<&"))
+        sub_inh = Inherit(outs, inh.in_pipeline, inh.dynamic or inv.forced_dynamic,
+                          inv.reads_pipe)
+        reads.stack.append(str(path))
+        try:
+            stdout.extend(run_text(text, sub_scope, ctx, sub_inh, ctx.parse))
+        finally:
+            reads.stack.pop()
     return stdout

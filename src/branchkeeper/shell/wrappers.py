@@ -347,7 +347,10 @@ def shell_scripts(inv: Inv, special: Special) -> None:
                                 (zero, *words[i + 2:])))
         return
     if i < len(words) and not has_s:
-        return  # a script file: like any program, its content is not ours to read
+        if not words[i].dynamic:  # a script file (shell.scriptfile reads it)
+            special.files.append((resolve(inv.cwd, words[i].value), False,
+                                  (words[i], *words[i + 1:]), False))
+        return
     args = (Word(words[0].value, False), *words[i:])
     feeds = [r for r in inv.redirects if r.op in _STDIN_OPS]
     if feeds:
@@ -383,7 +386,10 @@ def classify_special(inv: Inv, scope: Scope) -> Special:
         else:
             special.scripts.append((" ".join(w.value for w in inv.words[1:]), False, True, None))
     elif name in ("source", "."):
-        special.reason = f"{name} runs commands from a file the guard does not read"
+        if len(inv.words) == 2 and not inv.words[1].dynamic:  # read in this shell
+            special.files.append((resolve(inv.cwd, inv.words[1].value), True, None, False))
+        else:
+            special.reason = f"{name} runs commands from a file the guard does not read"
     elif name in ("alias", "unalias"):
         special.reason = "defines an alias"
     elif name == "hash" and any(w.value.startswith("-") and "p" in w.value for w in inv.words[1:]):
@@ -403,6 +409,9 @@ def classify_special(inv: Inv, scope: Scope) -> Special:
         parallel_scripts(inv, special)
     elif (lang := interpreter_language(name)) is not None:
         interpreter_scripts(inv, special, lang)
+    elif "/" in inv.words[0].value:  # a program run by its path: read when it is a script
+        special.files.append((resolve(inv.cwd, inv.words[0].value), False,
+                              tuple(inv.words), True))
     return special
 
 

@@ -1,7 +1,8 @@
 """The no-git fast path, decided from the raw stdin bytes (issue 16): a shell command that
-mentions none of ``git``, ``rm``, ``-delete``, ``unlink``, ``shred`` and could not spell them,
-names nothing ``R-BRANCHKEEPER-TAMPER`` protects and does not run inside such a directory, is
-answered before ``json`` (and with it ``re``) is imported.
+mentions none of ``git``, ``rm``, ``-delete``, ``unlink``, ``shred``, ``truncate`` and could not
+spell them, empties no file and runs no script by name (:func:`may_truncate`,
+:func:`may_run_script`), names nothing ``R-BRANCHKEEPER-TAMPER`` protects and does not run
+inside such a directory, is answered before ``json`` (and with it ``re``) is imported.
 
 Sound only where the bytes say the same as the decoded JSON would, so it applies only when
 the payload holds **no backslash at all** (no JSON escape, so every string is the literal bytes
@@ -149,6 +150,17 @@ def scan(data: bytes, wanted: "frozenset[tuple[bytes, ...]]") -> "dict[tuple[byt
 #: (``shell.model.truncated_files``); ``echo`` and ``printf`` only with no argument but options.
 _SILENT_WORDS = frozenset((b":", b"true", b"false", b"exec"))
 _QUIET_PRINTERS = frozenset((b"echo", b"printf"))
+#: Words that run a script file named after them (``shell.scriptfile``): ``source``, ``.``
+#: and the shells (``shell.wrappers.SHELLS``).
+SCRIPT_RUNNERS = ("source", ".", "bash", "sh", "zsh", "dash", "ksh", "mksh", "ash", "busybox",
+                  "fish")
+#: The wrapper prefixes the reader strips (``shell.wrappers``, without ``{``, a character
+#: that already sends a command to the guard): a program run by its path may follow one.
+WRAPPER_WORDS = ("sudo", "doas", "nice", "timeout", "stdbuf", "time", "exec", "xargs", "env",
+                 "setsid", "ionice", "taskset", "flock", "chronic", "unbuffer", "strace",
+                 "ltrace", "watch", "command", "builtin", "nohup", "coproc")
+_RUNNERS = frozenset(w.encode() for w in SCRIPT_RUNNERS)
+_WRAPPERS = frozenset(w.encode() for w in WRAPPER_WORDS)
 _SEPARATORS = bytes.maketrans(b";|&()", b"\n\n\n\n\n")
 
 
@@ -165,35 +177,53 @@ def may_truncate(command: bytes) -> bool:
         at = command.find(b"/dev/null", at + 1)
     if b">" not in command:
         return False
-    text = command.replace(b">>", b" ").replace(b"&>", b" >").translate(_SEPARATORS)
-    return any(_truncating(segment) for segment in text.split(b"\n"))
+    return any(truncating and _silent(words) for words, truncating in _commands(command))
 
 
-def _truncating(segment: bytes) -> bool:
-    if b">" not in segment:
-        return False
-    words: list[bytes] = []
-    skip = False
-    for token in segment.split():
-        if skip:
-            skip = False
-        elif b">" in token or b"<" in token:
-            skip = token.endswith((b">", b"<"))  # the target is the next word
-        else:
-            words.append(token)
-    if not words or not _SILENT_WORDS.isdisjoint(words):
-        return True
-    for i, word in enumerate(words):
-        if word in _QUIET_PRINTERS and all(w.startswith(b"-") for w in words[i + 1:]):
+def may_run_script(command: bytes) -> bool:
+    """Whether ``command`` (as for :func:`may_truncate`) may run a script file the guard
+    reads: a word of :data:`SCRIPT_RUNNERS`, a command named by a path (``./x.sh``), or a
+    word holding ``/`` after a :data:`WRAPPER_WORDS` prefix. A superset of what it reads."""
+    for words, _ in _commands(command):
+        if not _RUNNERS.isdisjoint(words) or (words and b"/" in words[0]):
+            return True
+        if words and words[0] in _WRAPPERS and any(b"/" in w for w in words[1:]):
             return True
     return False
+
+
+def _commands(command: bytes) -> "list[tuple[list[bytes], bool]]":
+    """Each simple command of ``command`` as (its words without redirects and leading
+    assignments, whether a redirect of it opens a file for writing from its start)."""
+    text = command.replace(b">>", b" ").replace(b"&>", b" >").translate(_SEPARATORS)
+    out = []
+    for segment in text.split(b"\n"):
+        words: list[bytes] = []
+        skip = False
+        for token in segment.split():
+            if skip:
+                skip = False
+            elif b">" in token or b"<" in token:
+                skip = token.endswith((b">", b"<"))  # the target is the next word
+            elif words or b"=" not in token:
+                words.append(token)
+        out.append((words, b">" in segment))
+    return out
+
+
+def _silent(words: "list[bytes]") -> bool:
+    if not words or not _SILENT_WORDS.isdisjoint(words):
+        return True
+    return any(word in _QUIET_PRINTERS and all(w.startswith(b"-") for w in words[i + 1:])
+               for i, word in enumerate(words))
 
 
 def _risky(command: bytes) -> bool:
     for word in _WORDS:
         if word in command:
             return True
-    if _CONSENT in command or not _HIDDEN.isdisjoint(command) or may_truncate(command):
+    if _CONSENT in command or not _HIDDEN.isdisjoint(command) or may_truncate(command) or \
+            may_run_script(command):
         return True
     lowered = command.lower()
     return any(word in lowered for word in _BYPASS)

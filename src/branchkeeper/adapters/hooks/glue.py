@@ -27,6 +27,7 @@ from branchkeeper.adapters.hooks.fast import (
     GUARD_WORDS,
     HIDDEN_SPELLING,
     PROTECTED_HINTS,
+    may_run_script,
     may_truncate,
 )
 
@@ -76,13 +77,14 @@ def might_matter(command: str) -> bool:
     """The textual pre-check: False only when ``command`` mentions none of
     :data:`~branchkeeper.adapters.hooks.fast.GUARD_WORDS` (``git``, ``rm``, find's
     ``-delete``, ``unlink``, ``shred``, ``truncate``), holds no character through which bash
-    could spell them (:data:`~branchkeeper.adapters.hooks.fast.HIDDEN_SPELLING`) and empties
-    no file (:func:`~branchkeeper.adapters.hooks.fast.may_truncate`); anything else goes to the
+    could spell them (:data:`~branchkeeper.adapters.hooks.fast.HIDDEN_SPELLING`), empties
+    no file (:func:`~branchkeeper.adapters.hooks.fast.may_truncate`) and runs no script file
+    (:func:`~branchkeeper.adapters.hooks.fast.may_run_script`); anything else goes to the
     parser, which reads words as bash does after quote removal. The fast path applies the same
     rule to the raw stdin bytes."""
     return any(word in command for word in GUARD_WORDS) or \
         not _HIDDEN_SPELLING.isdisjoint(command) or \
-        may_truncate(command.encode("utf-8", "surrogateescape"))
+        may_truncate(raw := command.encode("utf-8", "surrogateescape")) or may_run_script(raw)
 
 
 #: git subcommands that create, move, overwrite or delete no branch, worktree or uncommitted
