@@ -169,6 +169,39 @@ def test_c13_partial_clone_is_judged_offline(tmp_path: Path) -> None:
     assert _missing(clone) == missing  # nothing was fetched
 
 
+def test_c13_a_superseded_branch_whose_lines_cannot_be_read_is_unknown(tmp_path: Path) -> None:
+    """In a partial clone ``sup1`` adds a file whose blob the clone never fetched; ``sup2``,
+    built on it, drops that file and is squash-merged. Merging ``sup1`` into the landing commit
+    is possible without the blob, counting what did not land is not: ``sup1`` is ``unknown:
+    object missing``, never "superseded: 0 changed line(s)", and nothing is fetched."""
+    bare = GitRepo.init_bare(tmp_path / "src.git")
+    bare.git("config", "uploadpack.allowFilter", "true")
+    seed = GitRepo.init(tmp_path / "seed")
+    seed.commit("base", files={"a.txt": "base\n"}, days_ago=5)
+    seed.switch("sup1", create=True)
+    seed.commit("sup1", files={"sup.txt": "line1\n"}, days_ago=4)
+    seed.switch("sup2", create=True)
+    seed.git("rm", "-q", "sup.txt")
+    seed.commit("sup2", files={"sup2.txt": "other\n"}, days_ago=3)
+    seed.switch("main")
+    landed = seed.squash_merge("sup2", days_ago=2)
+    blob = seed.rev("sup1:sup.txt")
+    seed.git("push", "-q", str(bare.path), "main", "sup1", "sup2")
+    subprocess.run(["git", "clone", "-q", "--filter=blob:none", "--no-local",
+                    f"file://{bare.path}", str(tmp_path / "clone")], check=True)
+    clone = GitRepo(tmp_path / "clone")
+    for name in ("sup1", "sup2"):
+        clone.git("branch", "-q", name, f"origin/{name}")
+    missing = _missing(clone)
+    assert blob in missing
+    states = _states(clone)
+    assert states["sup1"] == ("unknown", f"object missing ({blob})")
+    assert states["sup2"] == ("patch_equivalent",
+                              f"squash-merged into origin/main as {landed[:10]} "
+                              "(same patch-id)")
+    assert _missing(clone) == missing  # nothing was fetched
+
+
 def _long_history(tmp_path: Path, main_commits: int) -> GitRepo:
     """A repository whose default branch has ``main_commits`` commits (one ``fast-import``),
     a branch squash-merged and one rebase-merged near its root, so that more than 10,000 base

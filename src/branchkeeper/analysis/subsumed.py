@@ -150,9 +150,10 @@ def _merge(run: ProofRun, todo: list[tuple[str, str]],
     stats = {pair: (trees[pair[0]], o.tree) for pair, o in merged.items()
              if pair[0] in trees and not (o.clean and o.tree == trees[pair[0]])}
     try:
-        counts, _ = tree_numstat(run.root, list(set(stats.values())), env=run.scratch.env())
+        counts, unread = tree_numstat(run.root, list(set(stats.values())),
+                                      env=run.scratch.env())
     except GitError:
-        counts = {}
+        counts, unread = {}, {}
     sides = branch_side_counts(run.root, [(*stats[pair], *pair) for pair, o in merged.items()
                                           if pair in stats and not o.clean],
                                env=run.scratch.env())
@@ -160,6 +161,11 @@ def _merge(run: ProofRun, todo: list[tuple[str, str]],
         if pair[0] not in trees:
             continue
         same = o.clean and o.tree == trees[pair[0]]
+        if not same and stats[pair] in unread:
+            # what did not land cannot be counted (a blob this clone lacks): no verdict, or
+            # "superseded" would name 0 lines
+            failed[pair] = unread[stats[pair]]
+            continue
         changes = () if same else _changes(counts.get(stats[pair], []),
                                            None if o.clean else sides.get(stats[pair]))
         outcomes[pair] = (o.clean, same, changes)
