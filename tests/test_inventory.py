@@ -404,7 +404,10 @@ def test_bare_server_has_no_lost_work_risk(remote_and_clone: tuple[GitRepo, GitR
     w.switch("feat", create=True)
     w.commit("f", files={"f.txt": "f\n"})
     w.git("push", "-q", "origin", "feat")
+    assert (sweep_json(w, capsys)["remote"], sweep_json(w, capsys)["remote_configured"]) \
+        == ("origin", True)
     doc = sweep_json(bare, capsys)
+    assert (doc["remote"], doc["remote_configured"]) == ("origin", False)  # as the text says
     assert doc["notes"] == ["no remote 'origin' is configured: where unmerged work lives is "
                             "not judged (set branches.remote)"]
     assert doc["summary"]["lost_work_risk"] == 0
