@@ -63,9 +63,9 @@ def test_outside_a_repository(tmp_path: Path) -> None:
     plain.mkdir()
     with pytest.raises(NotARepositoryError) as info:
         common_dir_of(plain)
-    assert str(info.value) == (
-        f"not a git repository (or any parent up to the filesystem root): {plain}"
-    )
+    assert str(info.value) == (  # the words repo_facts uses for the same directory
+        f"{plain}: not inside a git repository (fatal: not a git repository (or any of the "
+        "parent directories): .git)")
 
 
 _HOLDER = textwrap.dedent(

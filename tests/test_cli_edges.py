@@ -84,3 +84,21 @@ def test_config_show_into_a_pipe_is_one_plain_line_per_key(
     assert f"{'branches.wip.cap':<{width}} = 4  # file" in lines
     assert f'{"branches.exempt":<{width}} = ["[ab]*"]  # file' in lines
     assert not [line for line in lines if line != line.rstrip()]  # no padding to a width
+
+
+def test_a_git_config_git_cannot_parse_is_named_by_every_command(tmp_path: Path) -> None:
+    """An unterminated section in ``.git/config``: every command names the file git cannot
+    read (not "not a git repository"), and the guard's denial says to mend it."""
+    repo = GitRepo.init(tmp_path / "r")
+    with (repo.path / ".git" / "config").open("a") as fh:
+        fh.write("[core\n")
+    lines = (repo.path / ".git" / "config").read_text().count("\n")
+    said = (f"branchkeeper: error: {repo.path.resolve()}: git cannot read the repository's "
+            f"configuration (fatal: bad config line {lines} in file .git/config); fix that "
+            "file, then run again\n")
+    for argv in (["sweep"], ["log"], ["undo"], ["worktree", "list"], ["prune", "--dry-run"]):
+        assert _run(*argv, cwd=repo.path) == (4, "", said), argv
+    code, out, _ = _run("check", "--", "git reset --hard", cwd=repo.path)
+    assert code == 2
+    assert out.startswith("deny: R-GIT-UNPARSED-DESTRUCTIVE\n")
+    assert "git itself failed in this repository: run `git status` to see what it reports" in out

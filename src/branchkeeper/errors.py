@@ -46,6 +46,18 @@ class UsageError(BranchkeeperError):
 class NotARepositoryError(BranchkeeperError):
     """The directory is not inside a git repository."""
 
+    @classmethod
+    def from_git(cls, where: object, stderr: bytes) -> NotARepositoryError:
+        """The error for a ``rev-parse`` that found no repository at ``where`` (a path), from
+        git's own last line (``stderr``). A configuration file git cannot parse is named as
+        such: the directory is a repository, and the fix is that file, not ``git init``."""
+        detail = stderr.decode("utf-8", "replace").strip().splitlines()
+        hint = detail[-1] if detail else "not a git repository"
+        if "bad config" in hint:
+            return cls(f"{where}: git cannot read the repository's configuration ({hint}); "
+                       "fix that file, then run again")
+        return cls(f"{where}: not inside a git repository ({hint})")
+
 
 class GitTooOldError(BranchkeeperError):
     """The installed git lacks a feature branchkeeper cannot do without."""

@@ -237,9 +237,7 @@ def repo_facts(path: Path | str) -> RepoFacts:
     if result.returncode != 0 and len(lines) == 4:
         lines.append("")  # bare, or inside the git dir: --show-toplevel has no answer
     elif result.returncode != 0 or len(lines) != 5:
-        detail = result.stderr.decode("utf-8", "replace").strip().splitlines()
-        hint = detail[-1] if detail else "not a git repository"
-        raise NotARepositoryError(f"{where.resolve()}: not inside a git repository ({hint})")
+        raise NotARepositoryError.from_git(where.resolve(), result.stderr)
     bare = lines[0] == "true"
     inside_git_dir = lines[4] == "" and not bare
     git_dir = Path(lines[2])

@@ -15,12 +15,18 @@ R_CONSENT = "R-BRANCHKEEPER-CONSENT"
 
 
 def unparsed_decision(what: str, why: str) -> Decision:
-    """A destructive route whose target cannot be proven (issue 5 section 3): deny, saying why."""
-    return Decision(
-        Verdict.DENY, R_UNPARSED,
-        f"{what}, but the guard cannot tell exactly what it would destroy: {why}.",
+    """A destructive route whose target cannot be proven (issue 5 section 3): deny, saying why.
+    When git itself failed (``why`` starts ``git could not answer``: a broken config, a damaged
+    object) the way out is to mend what git reports, not to rewrite the command."""
+    way_out = (
+        "git itself failed in this repository: run `git status` to see what it reports (a "
+        "configuration file it cannot parse, a missing object), mend that, then run the "
+        "command again; or ask a human." if why.startswith("git could not answer") else
         "Rewrite the command with literal names and paths (no $VAR, $(...), globs, xargs or "
         "eval), one destructive step per command, so it can be proven; or ask a human.")
+    return Decision(
+        Verdict.DENY, R_UNPARSED,
+        f"{what}, but the guard cannot tell exactly what it would destroy: {why}.", way_out)
 
 
 def consent_decision() -> Decision:

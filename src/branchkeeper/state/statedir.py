@@ -38,9 +38,7 @@ def common_dir_of(path: Path) -> Path:
     try:
         result = run_git(["rev-parse", "--git-common-dir"], cwd=path)
     except GitError as exc:
-        raise NotARepositoryError(
-            f"not a git repository (or any parent up to the filesystem root): {path}"
-        ) from exc
+        raise NotARepositoryError.from_git(path, exc.stderr) from exc
     text = result.stdout.decode("utf-8", "surrogateescape").rstrip("\n")
     if not text:
         raise NotARepositoryError(f"git did not report a git directory for {path}")
