@@ -63,12 +63,14 @@ def test_double_star() -> None:
     assert v.disposable == ("out/a/gen/x.txt", "out/gen/y.txt")
 
 
-def test_outermost_match_decides() -> None:
-    # node_modules/ is declared regenerable as a whole: an .env deep inside goes with it;
-    # but an .envs directory holding a regenerable-looking file stays protected.
-    v = classify(["node_modules/pkg/.env", ".envs/x.pyc"])
-    assert v.disposable == ("node_modules/pkg/.env",)
-    assert v.protected == (Blocked(".envs/x.pyc", "matches protected glob '.env*'"),)
+def test_protected_glob_keeps_a_path_at_any_depth() -> None:
+    # node_modules/ is regenerable as a whole, but an .env inside it is still protected (issue
+    # 11); an .envs directory holding a regenerable-looking file stays protected; the outermost
+    # disposable match still takes what no protected glob names.
+    v = classify(["node_modules/pkg/.env", ".envs/x.pyc", "node_modules/pkg/.x/y.pyc"])
+    assert v.disposable == ("node_modules/pkg/.x/y.pyc",)
+    assert v.protected == (Blocked("node_modules/pkg/.env", "matches protected glob '.env*'"),
+                           Blocked(".envs/x.pyc", "matches protected glob '.env*'"))
 
 
 def test_protected_beats_disposable_at_the_same_component() -> None:

@@ -32,18 +32,22 @@ Glob semantics (``fnmatch`` per path component, case-sensitive):
 - a glob with an inner ``/`` (``docs/planning/``) is anchored at the worktree root; a ``**``
   component matches any number of components; a trailing ``/**`` is the same as a trailing ``/``.
 
-Precedence: walking a path's components from the root, the OUTERMOST component that some glob
-matches decides (so a directory declared regenerable is disposable as a whole, whatever lies
-inside); at one component a protected glob beats a disposable one. A directory entry (``dir/``,
-as ``git status --ignored=matching`` reports a wholly ignored directory) that no glob decides as a
-whole needs its contents listed; until they are, it is counted as blocking (fail closed).
+Precedence: a protected glob that matches any component of a path keeps it, at any depth (an
+``.env`` inside ``node_modules/`` or ``build/`` is kept); otherwise, walking the components from
+the root, the OUTERMOST component that a disposable glob matches decides (so a directory declared
+regenerable goes as a whole). A directory entry (``dir/``, as ``git status --ignored=matching``
+reports a wholly ignored directory) that no glob decides as a whole needs its contents listed;
+until they are, it is counted as blocking (fail closed). A directory that goes as a whole is
+still scanned (names only, bounded by :data:`SCAN_CAP` entries): a nested repository (a ``.git``
+directory or file) or a protected file inside it keeps it, and so does a scan past the bound
+(nothing inside can be ruled out).
 """
 
 from __future__ import annotations
 
 import os
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from fnmatch import fnmatchcase
 from pathlib import Path
 from typing import Any, Literal
@@ -57,6 +61,12 @@ POLARITIES: tuple[Polarity, ...] = ("strict", "lenient")
 
 #: Most files one listing of an ignored directory examines.
 DEFAULT_FILE_CAP = 20000
+
+#: Most entries (names only) the scan of the directories that go as a whole reads, per call.
+SCAN_CAP = 100_000
+
+#: Why a repository found inside an ignored directory keeps it.
+NESTED_REPOSITORY = "a repository inside an ignored directory: its commits and files are nowhere else"
 
 #: Why an unmatched path is kept in the strict polarity.
 NOT_REGENERABLE = "not regenerable: no branches.cleanup_after_merge.regenerable glob matches"
@@ -78,8 +88,11 @@ class IgnoredVerdict:
     lost. ``needs_listing``: directory entries (ending in ``/``) whose contents decide; they also
     block until listed. ``unarchivable``: blocking entries that cannot be copied into an archive
     (a directory too large or unreadable, a nested checkout). ``unlisted``: directories a
-    protected glob keeps as a whole, not listed yet (an archive needs their files). Paths are
-    relative to the root, POSIX separators.
+    protected glob keeps as a whole, not listed yet (an archive needs their files).
+    ``nested``: repositories (directories holding a ``.git``) found inside ignored directories;
+    ``unscanned``: ignored directories too large (or unreadable) to rule one out. Both also
+    block, as protected paths that cannot be archived. Paths are relative to the root, POSIX
+    separators (a directory ends in ``/``).
     """
 
     protected: tuple[Blocked, ...]
@@ -87,6 +100,8 @@ class IgnoredVerdict:
     needs_listing: tuple[str, ...]
     unarchivable: tuple[str, ...] = field(default=())
     unlisted: tuple[str, ...] = field(default=())
+    nested: tuple[str, ...] = field(default=())
+    unscanned: tuple[str, ...] = field(default=())
 
     @property
     def blocking(self) -> tuple[Blocked, ...]:
@@ -163,11 +178,13 @@ def _first_match(globs: Sequence[_Glob], parts: Sequence[str], k: int, *,
 
 def _decide(parts: Sequence[str], *, is_dir: bool, protected: Sequence[_Glob],
             disposable: Sequence[_Glob]) -> tuple[str, str] | None:
-    """('protected'|'disposable', glob text) from the outermost matching component, or None."""
+    """('protected'|'disposable', glob text): a protected glob at any component, else the
+    outermost component a disposable glob matches, or None."""
     for k in range(1, len(parts) + 1):
         hit = _first_match(protected, parts, k, is_dir=is_dir)
         if hit is not None:
             return "protected", hit.text
+    for k in range(1, len(parts) + 1):
         hit = _first_match(disposable, parts, k, is_dir=is_dir)
         if hit is not None:
             return "disposable", hit.text
@@ -345,20 +362,91 @@ def list_dir(root: Path, rel_dir: str, *, cap: int) -> tuple[tuple[str, ...] | N
     return tuple(sorted(files)), nested
 
 
+@dataclass(slots=True)
+class _Scan:
+    """What the scans of one call found: nested repositories, protected paths inside, the
+    directories a scan could not finish, and the entries left to read (the shared bound)."""
+
+    left: int
+    nested: list[str] = field(default_factory=list)
+    protected: list[Blocked] = field(default_factory=list)
+    over: list[str] = field(default_factory=list)
+
+
+def _scan(root: Path, rel_dir: str, protected: Sequence[_Glob], found: _Scan) -> bool:
+    """Scan ``root/rel_dir`` (names only: ``os.scandir``, symlinks not followed) into
+    ``found``: a directory holding ``.git`` is a nested repository (not entered), a path a
+    ``protected`` glob matches is kept (a directory as a whole). True when anything keeps it;
+    past the bound, or unreadable, the directory is added to ``found.over``."""
+    start = len(found.nested) + len(found.protected)
+    stack = [(str(root / rel_dir), rel_dir.rstrip("/"))]
+    while stack:
+        here, rel = stack.pop()
+        try:
+            with os.scandir(here) as it:
+                entries = list(it)
+        except OSError:
+            found.over.append(rel_dir)
+            return True
+        found.left -= len(entries)
+        if found.left < 0:
+            found.over.append(rel_dir)
+            return True
+        if any(e.name == ".git" for e in entries):
+            found.nested.append(rel + "/")
+            continue
+        for entry in entries:
+            try:
+                is_dir = entry.is_dir(follow_symlinks=False)
+            except OSError:
+                is_dir = False
+            parts = (*rel.split("/"), entry.name)
+            hit = _first_match(protected, parts, len(parts), is_dir=is_dir)
+            path = f"{rel}/{entry.name}" + ("/" if is_dir else "")
+            if hit is not None:
+                found.protected.append(Blocked(path, f"matches protected glob {hit.text!r} "
+                                                     f"inside ignored directory {rel_dir}"))
+            elif is_dir:
+                stack.append((entry.path, path.rstrip("/")))
+    return len(found.nested) + len(found.protected) > start
+
+
+def _scan_whole(root: Path, verdict: IgnoredVerdict, rules: IgnoredRules, *, cap: int,
+                nested: Sequence[str]) -> IgnoredVerdict:
+    """``verdict`` with its directories that go as a whole scanned (:func:`_scan`, at most
+    ``cap`` entries in all): each that holds a nested repository, a protected path or is past
+    the bound is kept instead. ``nested``: repositories the listings already found."""
+    found = _Scan(cap)
+    protected = [_compile(g) for g in rules.protected]
+    kept = {d for d in verdict.disposable if d.endswith("/") and _scan(root, d, protected, found)}
+    blocked = [*found.protected, *(Blocked(n, NESTED_REPOSITORY) for n in found.nested),
+               *(Blocked(d, f"more than {cap} entries to scan: a nested repository or a "
+                            "protected file inside cannot be ruled out") for d in found.over)]
+    return replace(
+        verdict, protected=verdict.protected + tuple(blocked),
+        disposable=tuple(d for d in verdict.disposable if d not in kept),
+        unarchivable=verdict.unarchivable + tuple(found.nested) + tuple(found.over),
+        nested=tuple(dict.fromkeys([*nested, *found.nested])), unscanned=tuple(found.over))
+
+
 def judge_ignored(root: Path, entries: Sequence[str], rules: IgnoredRules, *,
-                  file_cap: int = DEFAULT_FILE_CAP) -> IgnoredVerdict:
+                  file_cap: int = DEFAULT_FILE_CAP, scan_cap: int = SCAN_CAP) -> IgnoredVerdict:
     """Classify ignored ``entries`` under ``root`` (as ``git status --ignored=matching``
     printed them) with ``rules``, listing (bounded by ``file_cap``) only the ignored
-    directories whose contents decide. A checkout inside an ignored directory makes that
-    directory protected. Reads the filesystem; runs no git."""
+    directories whose contents decide, and scanning (names only, at most ``scan_cap`` entries)
+    those that go as a whole for a nested repository or a protected file. A checkout inside an
+    ignored directory makes that directory protected (and is listed in ``nested``). Reads the
+    filesystem; runs no git."""
     verdict = rules.classify(entries)
-    if not verdict.needs_listing and not verdict.unlisted:
-        return verdict
-    listings: dict[str, Sequence[str] | None] = {}
-    for rel in (*verdict.needs_listing, *verdict.unlisted):
-        files, nested = list_dir(root, rel, cap=file_cap)
-        listings[rel] = None if nested else files
-    return rules.classify(entries, listings)
+    nested: list[str] = []
+    if verdict.needs_listing or verdict.unlisted:
+        listings: dict[str, Sequence[str] | None] = {}
+        for rel in (*verdict.needs_listing, *verdict.unlisted):
+            files, inside = list_dir(root, rel, cap=file_cap)
+            listings[rel] = None if inside else files
+            nested += inside
+        verdict = rules.classify(entries, listings)
+    return _scan_whole(root, verdict, rules, cap=scan_cap, nested=nested)
 
 
 def read_status(path: Path | str, *, pathspecs: Sequence[str] = (),

@@ -301,8 +301,8 @@ def worktree_work(records: Sequence[WorktreeRecord]) -> list[WorktreeWork]:
         # The main worktree is never removed, so no removal can lose its ignored files; and a
         # checkout nested in an ignored directory is a worktree of its own, judged on its own.
         kept = () if wt.is_main or ignored is None else tuple(
-            k for k in ignored.kept
-            if not any(n.path.is_relative_to(wt.path / k) for n in st.nested))
+            k for k in ignored.kept if k not in ignored.nested
+            and not any(n.path.is_relative_to(wt.path / k) for n in st.nested))
         out.append(WorktreeWork(str(wt.path), wt.head, unreferenced, (*st.tracked, *st.untracked),
                                 kept, None if idle is None else round(idle / 24.0, 2)))
     return out

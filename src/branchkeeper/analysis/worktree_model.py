@@ -205,12 +205,34 @@ def _clean(i: RetireInputs) -> Gate | None:
     return Gate("clean", True, "no tracked changes, no untracked files", Disposition.SKIP_DIRTY)
 
 
+def nested_entries(i: RetireInputs) -> list[tuple[str, Path]]:
+    """(kind, absolute path) of each checkout inside the worktree: those its status names
+    (``worktree``, ``repository``), then the repositories the ignored-content scan found inside
+    ignored directories, then (``unscanned``) each ignored directory too large to rule one
+    out."""
+    if i.status is None:
+        return []
+    root = i.status.path
+    found = [(n.kind, n.path) for n in i.status.nested]
+    seen = {n.path for n in i.status.nested}
+    if i.ignored is not None:
+        inside = [root / p.rstrip("/") for p in i.ignored.nested]
+        found += [("repository", p) for p in inside if p.resolve() not in seen]
+        found += [("unscanned", root / p.rstrip("/")) for p in i.ignored.unscanned]
+    return found
+
+
+def nested_lines(i: RetireInputs) -> list[str]:
+    """``<kind> <path>`` for each of :func:`nested_entries`."""
+    return [f"{kind} {path}" for kind, path in nested_entries(i)]
+
+
 def _no_nested(i: RetireInputs) -> Gate | None:
     if i.status is None:
         return None
-    if i.status.nested:
-        shown = _sample([f"{n.kind} {n.path}" for n in i.status.nested])
-        return Gate("no_nested", False, f"nested: {shown}", Disposition.SKIP_NESTED)
+    found = nested_lines(i)
+    if found:
+        return Gate("no_nested", False, f"nested: {_sample(found)}", Disposition.SKIP_NESTED)
     return Gate("no_nested", True, "no nested checkout", Disposition.SKIP_NESTED)
 
 

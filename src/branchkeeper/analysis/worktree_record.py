@@ -39,6 +39,7 @@ from branchkeeper.analysis.worktree_model import (
     WorktreeVerdict,
     containing_refs,
     evaluate,
+    nested_lines,
 )
 from branchkeeper.analysis.worktree_status import (
     WorktreeStatus,
@@ -171,9 +172,12 @@ class WorktreeRecord:
             if gate.name == "clean" and st is not None and st.dirty:
                 lines += [f"SKIP_DIRTY: {p}" for p in (*st.tracked, *st.untracked)]
             elif gate.name == "no_nested" and st is not None:
-                lines += [f"SKIP_NESTED: {n.kind} {n.path}" for n in st.nested]
+                lines += [f"SKIP_NESTED: {n}" for n in nested_lines(self.inputs.base)]
             elif gate.name == "ignored_disposable" and ig is not None:
-                lines += [f"SKIP_PROTECTED_IGNORED: {b.path} ({b.reason})" for b in ig.blocking]
+                # a checkout inside an ignored directory is already a SKIP_NESTED line
+                said = {*ig.nested, *ig.unscanned}
+                lines += [f"SKIP_PROTECTED_IGNORED: {b.path} ({b.reason})" for b in ig.blocking
+                          if b.path not in said]
             else:
                 lines.append(f"{gate.fails_as.value}: {gate.detail}")
         return lines

@@ -17,6 +17,7 @@ from typing import Any
 from branchkeeper.adapters.commands.worktree_shared import emit_notes, show, verdict_json
 from branchkeeper.adapters.common import add_ignored_options, stdout_console
 from branchkeeper.analysis.pr_evidence import GhProvider, NoProvider, PrEvidence
+from branchkeeper.analysis.worktree_model import nested_entries
 from branchkeeper.analysis.worktree_record import (
     PrAsker,
     WorktreeRecord,
@@ -82,7 +83,8 @@ def record_json(r: WorktreeRecord) -> dict[str, Any]:
                                           "untracked": len(st.untracked)},
         "ignored": None if st is None or ig is None else {
             "count": len(st.ignored), "kept": [b.path for b in ig.blocking]},
-        "nested": [] if st is None else [str(n.path) for n in st.nested],
+        "nested": [str(path) for kind, path in nested_entries(r.inputs.base)
+                   if kind != "unscanned"],
         "last_activity": r.inputs.activity,
         "idle_hours": None if idle is None else round(idle, 2),
         "added_hours": None if added is None else round(added, 2),
