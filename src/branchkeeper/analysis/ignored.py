@@ -45,8 +45,10 @@ directory or file) or a protected file inside it keeps it, and so does a scan pa
 
 from __future__ import annotations
 
+import fnmatch
 import os
-from collections.abc import Iterable, Mapping, Sequence
+import re
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from fnmatch import fnmatchcase
 from pathlib import Path
@@ -373,12 +375,24 @@ class _Scan:
     over: list[str] = field(default_factory=list)
 
 
+def _name_matcher(globs: Sequence[_Glob]) -> Callable[[str], re.Match[str] | None] | None:
+    """One regular expression for the globs that match a single name (``fnmatch`` syntax),
+    or ``None`` when there are none."""
+    texts = [fnmatch.translate(g.parts[0]) for g in globs]
+    return re.compile("|".join(texts)).match if texts else None
+
+
 def _scan(root: Path, rel_dir: str, protected: Sequence[_Glob], found: _Scan) -> bool:
     """Scan ``root/rel_dir`` (names only: ``os.scandir``, symlinks not followed) into
     ``found``: a directory holding ``.git`` is a nested repository (not entered), a path a
     ``protected`` glob matches is kept (a directory as a whole). True when anything keeps it;
-    past the bound, or unreadable, the directory is added to ``found.over``."""
+    past the bound, or unreadable, the directory is added to ``found.over``. Single-name globs
+    are one regular expression each for files and directories (a scan reads every name)."""
     start = len(found.nested) + len(found.protected)
+    single = [g for g in protected if not g.anchored and g.parts]
+    anchored = [g for g in protected if g.anchored]
+    any_name = _name_matcher([g for g in single if not g.dir_only])
+    dir_name = _name_matcher(single)
     stack = [(str(root / rel_dir), rel_dir.rstrip("/"))]
     while stack:
         here, rel = stack.pop()
@@ -400,14 +414,20 @@ def _scan(root: Path, rel_dir: str, protected: Sequence[_Glob], found: _Scan) ->
                 is_dir = entry.is_dir(follow_symlinks=False)
             except OSError:
                 is_dir = False
-            parts = (*rel.split("/"), entry.name)
-            hit = _first_match(protected, parts, len(parts), is_dir=is_dir)
-            path = f"{rel}/{entry.name}" + ("/" if is_dir else "")
-            if hit is not None:
-                found.protected.append(Blocked(path, f"matches protected glob {hit.text!r} "
+            name = entry.name
+            matcher = dir_name if is_dir else any_name
+            hit = matcher is not None and matcher(name) is not None
+            if not hit and anchored:
+                parts = (*rel.split("/"), name)
+                hit = _first_match(anchored, parts, len(parts), is_dir=is_dir) is not None
+            if hit:
+                path = f"{rel}/{name}" + ("/" if is_dir else "")
+                glob = next((g.text for g in protected if _matches_at(
+                    g, (*rel.split("/"), name), len(rel.split("/")) + 1, is_dir=is_dir)), "?")
+                found.protected.append(Blocked(path, f"matches protected glob {glob!r} "
                                                      f"inside ignored directory {rel_dir}"))
             elif is_dir:
-                stack.append((entry.path, path.rstrip("/")))
+                stack.append((entry.path, f"{rel}/{name}"))
     return len(found.nested) + len(found.protected) > start
 
 
