@@ -46,7 +46,8 @@ def test_a_fresh_ref_lock_is_another_git_at_work(tmp_path: Path) -> None:
     assert res.returncode == 4
     assert res.stderr.decode() == (
         "branchkeeper: error: another git command is updating the refs this would change right "
-        f"now (lock file(s) {packed}); nothing was changed; try again when it has finished\n")
+        f"now (lock file(s) {packed}); nothing was changed; try again when it has finished. "
+        f"If no git is running, a killed git left them: clear them with: rm -f -- {packed}\n")
     assert packed.exists()
 
 

@@ -116,4 +116,6 @@ def describe(locks: Sequence[RefLock], common_dir: Path, *, stale: bool) -> str:
                 f"{min(lock.age_s for lock in locks):.0f} s old): {named}{more}; nothing was "
                 f"changed. Clear them with: {clear_command(locks, common_dir)}")
     return (f"another git command is updating the refs this would change right now (lock "
-            f"file(s) {named}{more}); nothing was changed; try again when it has finished")
+            f"file(s) {named}{more}); nothing was changed; try again when it has finished. If "
+            f"no git is running, a killed git left them: clear them with: "
+            f"{clear_command(locks, common_dir)}")
