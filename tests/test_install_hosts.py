@@ -174,3 +174,17 @@ def test_codex_plugin_layout_matches_install() -> None:
     assert (manifest["name"], manifest["hooks"]) == ("branchkeeper", "./hooks/codex.json")
     hooks = json.loads((ROOT / "hooks" / "codex.json").read_text())
     assert hooks == {"hooks": {e: [g] for e, g in codex_groups("branchkeeper-hook").items()}}
+
+
+@pytest.mark.parametrize("host", ["claude", "codex", "cursor", "gemini", "copilot"])
+def test_a_project_scope_in_a_bare_repository_says_it_has_no_work_tree(
+        tmp_path: Path, host: str) -> None:
+    """A bare repository is a git repository: the refusal says what it lacks (a work tree to
+    hold the project's hook file), for every host alike, and changes nothing."""
+    bare = GitRepo.init_bare(tmp_path / "server.git")
+    before = sorted(p.name for p in bare.path.rglob("*"))
+    result = bk("install", "--host", host, "--dry-run", cwd=bare.path)
+    assert (result.returncode, result.stdout, result.stderr) == (
+        4, "", "branchkeeper: error: --scope project needs a git repository with a work tree "
+               "(a bare repository has none); or use --scope user\n")
+    assert sorted(p.name for p in bare.path.rglob("*")) == before

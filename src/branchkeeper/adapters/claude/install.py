@@ -18,9 +18,9 @@ from branchkeeper.adapters.hooks.install import (
     Spec,
     merge_nested,
     nested_groups,
+    no_project_root,
     unmerge_nested,
 )
-from branchkeeper.errors import ConfigError
 
 HOST = "claude"
 #: (event, matcher or None, timeout in seconds), in the order entries are written.
@@ -65,7 +65,7 @@ def config_path(scope: str, *, project_root: Path | None, home: Path) -> Path:
     if scope == "user":
         return home / ".claude" / "settings.json"
     if project_root is None:
-        raise ConfigError(f"--scope {scope} needs a git repository (or use --scope user)")
+        raise no_project_root(scope)
     name = "settings.json" if scope == "project" else "settings.local.json"
     return project_root / ".claude" / name
 

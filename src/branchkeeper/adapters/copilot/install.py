@@ -14,7 +14,14 @@ import os
 from pathlib import Path
 from typing import Any
 
-from branchkeeper.adapters.hooks.install import Change, Spec, hook_command, merge_flat, unmerge_flat
+from branchkeeper.adapters.hooks.install import (
+    Change,
+    Spec,
+    hook_command,
+    merge_flat,
+    no_project_root,
+    unmerge_flat,
+)
 from branchkeeper.errors import ConfigError
 
 HOST = "copilot"
@@ -70,7 +77,7 @@ def config_path(scope: str, *, project_root: Path | None, home: Path) -> Path:
     if scope != "project":
         raise ConfigError(f"GitHub Copilot has no --scope {scope} (project or user)")
     if project_root is None:
-        raise ConfigError("--scope project needs a git repository (or use --scope user)")
+        raise no_project_root("project")
     return project_root / ".github" / "hooks" / FILE_NAME
 
 

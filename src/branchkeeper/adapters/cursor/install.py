@@ -11,7 +11,14 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from branchkeeper.adapters.hooks.install import Change, Spec, hook_command, merge_flat, unmerge_flat
+from branchkeeper.adapters.hooks.install import (
+    Change,
+    Spec,
+    hook_command,
+    merge_flat,
+    no_project_root,
+    unmerge_flat,
+)
 from branchkeeper.errors import ConfigError
 
 HOST = "cursor"
@@ -62,7 +69,7 @@ def config_path(scope: str, *, project_root: Path | None, home: Path) -> Path:
     if scope != "project":
         raise ConfigError(f"Cursor has no --scope {scope} (project or user)")
     if project_root is None:
-        raise ConfigError("--scope project needs a git repository (or use --scope user)")
+        raise no_project_root("project")
     return project_root / ".cursor" / "hooks.json"
 
 

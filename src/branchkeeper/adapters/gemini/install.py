@@ -19,6 +19,7 @@ from branchkeeper.adapters.hooks.install import (
     Spec,
     merge_nested,
     nested_groups,
+    no_project_root,
     unmerge_nested,
 )
 from branchkeeper.errors import ConfigError
@@ -59,7 +60,7 @@ def config_path(scope: str, *, project_root: Path | None, home: Path) -> Path:
     if scope != "project":
         raise ConfigError(f"Gemini CLI has no --scope {scope} (project or user)")
     if project_root is None:
-        raise ConfigError("--scope project needs a git repository (or use --scope user)")
+        raise no_project_root("project")
     return project_root / ".gemini" / "settings.json"
 
 

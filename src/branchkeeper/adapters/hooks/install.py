@@ -288,3 +288,10 @@ def unmerge_flat(settings: dict[str, Any], host: str, *, key: str
                  ) -> tuple[dict[str, Any], list[Change]]:
     """Settings without our entries (a new dict), dropping events we emptied."""
     return _unmerge(settings, lambda items, event: _remove_flat(items, host, event, key), "s")
+
+
+def no_project_root(scope: str) -> ConfigError:
+    """The error for a project-level ``scope`` with no work tree to hold its file: outside any
+    repository, or in a bare one (which has a git directory but no work tree)."""
+    return ConfigError(f"--scope {scope} needs a git repository with a work tree (a bare "
+                       "repository has none); or use --scope user")
