@@ -120,6 +120,10 @@ def test_explain_lists_every_gate(repo: GitRepo, tmp_path: Path,
         "    pass no_hold",
         "    pass unlocked", "    pass idle", "    pass clean", "    pass no_nested",
         "    pass ignored_disposable", "    pass preserved"]
+    # --explain lists the main worktree too (kept), and the totals count what is listed
+    listed = [ln for ln in out.splitlines() if ln.startswith(("would remove: ", "kept: "))]
+    assert listed == [f"kept: {repo.path} (main)", f"would remove: {path} (feat-b)"]
+    assert out.splitlines()[-1] == "would remove 1, would archive 0, keep 1"
 
 
 def test_active_by_file_and_by_reflog(repo: GitRepo, tmp_path: Path,

@@ -204,8 +204,9 @@ def render_reap(plan: WorktreeSurvey, results: list[ReapResult], *, dry_run: boo
         if explain:
             for g in v.gates:
                 lines.append(f"    {'pass' if g.passed else 'FAIL'} {g.name}: {_show(g.detail)}")
-    # The main worktree is never removed and not listed: the totals count what is listed.
-    t = _tally([r for r in results if not r.verdict.worktree.is_main])
+    # The main worktree is never removed, and listed only with --explain: the totals count
+    # exactly what is listed.
+    t = _tally([r for r in results if explain or not r.verdict.worktree.is_main])
     if dry_run:
         lines.append(f"would remove {t['would_remove']}, would archive {t['would_archive']}, "
                      f"keep {t['kept']}")
