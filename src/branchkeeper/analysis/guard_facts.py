@@ -407,15 +407,26 @@ def _auto_setup_remote(cwd: str, overrides: list[str]) -> str | None:
     return values.get("remote.pushdefault") or "origin"
 
 
-def commits_only_in(repo: Repo, tip: str, *, pushed: str, excluded_refs: Sequence[str]
-                    ) -> list[tuple[str, str]]:
-    """(short id, subject) of each commit reachable from ``tip`` and from neither ``pushed``
-    nor any local branch, tag or remote-tracking ref outside ``excluded_refs``, newest first:
-    what a forced push of ``pushed`` over a remote branch at ``tip`` leaves the remote holding
-    alone, and this clone holding nowhere once its tracking ref moves (one bounded
-    ``git log``). Raises GitError."""
+def merge_bases(cwd: str, a: str, b: str) -> list[str]:
+    """Every best common ancestor of the commits ``a`` and ``b`` (ids; one bounded
+    ``merge-base --all``), [] when they share no history. Raises GitError."""
+    res = run_git(["merge-base", "--all", a, b], cwd=cwd, timeout=GUARD_TIMEOUT_S, check=False)
+    if res.returncode not in (0, 1):  # 1: no common ancestor
+        raise BranchkeeperError(f"git merge-base --all failed: {res.stderr[:300]!r}")
+    return res.stdout.decode("ascii", "replace").split()
+
+
+def commits_only_in(repo: Repo, tip: str | Sequence[str], *, pushed: str,
+                    excluded_refs: Sequence[str]) -> list[tuple[str, str]]:
+    """(short id, subject) of each commit reachable from ``tip`` (one commit, or several) and
+    from neither ``pushed`` nor any local branch, tag or remote-tracking ref outside
+    ``excluded_refs``, newest first: what a forced push of ``pushed`` over a remote branch at
+    ``tip`` leaves the remote holding alone, and this clone holding nowhere once its tracking
+    ref moves; what a rebase onto ``pushed`` drops from the branches ``excluded_refs`` (one
+    bounded ``git log``). Raises GitError."""
     ex = list(excluded_refs)
-    out = run_git(["log", "--no-color", "--format=%h%x00%s", tip, "--not", pushed,
+    tips = [tip] if isinstance(tip, str) else list(tip)
+    out = run_git(["log", "--no-color", "--format=%h%x00%s", *tips, "--not", pushed,
                    *_excluded(ex, "refs/heads/"), "--branches", *_excluded(ex, "refs/tags/"),
                    "--tags", *_excluded(ex, "refs/remotes/"), "--remotes", "--"],
                   cwd=repo.root, timeout=GUARD_TIMEOUT_S).text

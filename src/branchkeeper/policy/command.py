@@ -178,6 +178,10 @@ def _decide(plan: Plan, records: Sequence[EvacuationRecord],
         from branchkeeper.policy.push import force_push_decisions
 
         out.extend(force_push_decisions(plan, repos, unparsed))
+    if plan.rebases:
+        from branchkeeper.policy.rebase import rebase_decisions
+
+        out.extend(rebase_decisions(plan, repos, unparsed))
     if rm_hits:
         from branchkeeper.policy.rm import rm_decisions
 
@@ -208,6 +212,7 @@ def rule_ids() -> tuple[str, ...]:
         evacuation,
         hooks_bypass,
         push,
+        rebase,
         removal,
         rm,
         stop,
@@ -216,7 +221,7 @@ def rule_ids() -> tuple[str, ...]:
     )
 
     found = {value for module in (creation, deletion, discard, evacuation, hooks_bypass, push,
-                                  removal, rm, stop, tamper, unread)
+                                  rebase, removal, rm, stop, tamper, unread)
              for name, value in vars(module).items()
              if name.startswith("R_") and isinstance(value, str) and value.startswith("R-")}
     return tuple(sorted(found))

@@ -25,6 +25,7 @@ from branchkeeper.shell.gitargv import (
     overwrites,
 )
 from branchkeeper.shell.gitevac import Evacuation, evacuation
+from branchkeeper.shell.gitrebase import RebaseOnto, rebase_onto
 from branchkeeper.shell.model import GitInvocation, Invocation, ParsedCommand
 from branchkeeper.shell.parse import git_invocation, git_invocations, rm_recursive_targets
 
@@ -44,13 +45,14 @@ class Plan(NamedTuple):
     rm_targets: tuple[tuple[str, Invocation], ...]
     discards: tuple[tuple[Discard, GitInvocation], ...] = ()
     force_pushes: tuple[tuple[ForcePush, GitInvocation], ...] = ()
+    rebases: tuple[tuple[RebaseOnto, GitInvocation], ...] = ()
 
     @property
     def empty(self) -> bool:
         """True when there is nothing to judge with git (``rm`` targets are first checked on
         the filesystem alone)."""
         return not (self.creations or self.destructions or self.evacuations or self.discards
-                    or self.force_pushes)
+                    or self.force_pushes or self.rebases)
 
 
 def plan_command(parsed: ParsedCommand) -> Plan:
@@ -61,12 +63,16 @@ def plan_command(parsed: ParsedCommand) -> Plan:
     evacuations: list[tuple[Evacuation, GitInvocation]] = []
     discards: list[tuple[Discard, GitInvocation]] = []
     pushes: list[tuple[ForcePush, GitInvocation]] = []
+    rebases: list[tuple[RebaseOnto, GitInvocation]] = []
     gits = git_invocations(parsed)
     fed_by = {id(d): g for g in gits for d in g.invocation.downstream}
     for g in gits:
         if asks_help(g):
             continue  # git prints the subcommand's usage or manual and does nothing else
         pushes.extend((f, g) for f in force_pushes(g))
+        r = rebase_onto(g)
+        if r is not None:
+            rebases.append((r, g))
         c = creation(g)
         if c is not None:
             creations.append((c, g))
@@ -80,7 +86,7 @@ def plan_command(parsed: ParsedCommand) -> Plan:
             discards.append((x, g))
     rms = tuple((t, inv) for inv in parsed.invocations for t in rm_recursive_targets(inv))
     return Plan(parsed, tuple(creations), tuple(destructions), tuple(evacuations), rms,
-                tuple(discards), tuple(pushes))
+                tuple(discards), tuple(pushes), tuple(rebases))
 
 
 def asks_help(g: GitInvocation) -> bool:

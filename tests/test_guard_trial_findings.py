@@ -1,0 +1,119 @@
+"""Guard findings from an outside trial (issue 17): routes that lost work yet were allowed, and
+commands that lose nothing yet were denied. Each is decided on real repositories in both
+states (work at risk, nothing at risk), the whole decision asserted, and `branchkeeper check`
+and the PreToolUse hook answer alike."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from branchkeeper.adapters.cli import main
+from branchkeeper.policy.command import decide_command
+from branchkeeper.policy.principle import BRANCH_LIMIT_PRINCIPLE
+from tests.gitrepo import GitRepo
+from tests.hookutil import hook_in_process
+
+
+def _same_in_check_and_hook(command: str, cwd: Path, monkeypatch: pytest.MonkeyPatch,
+                            capsys: pytest.CaptureFixture[str]) -> dict[str, object]:
+    """`check --json` of ``command`` in ``cwd``, asserted equal to the PreToolUse answer."""
+    code = main(["check", "--json", "--cwd", str(cwd), "--", command])
+    checked: dict[str, object] = json.loads(capsys.readouterr().out)
+    ran = hook_in_process("PreToolUse", {"session_id": "s", "cwd": str(cwd), "tool_name": "Bash",
+                                         "tool_input": {"command": command}},
+                          monkeypatch=monkeypatch, capsys=capsys)
+    if checked["verdict"] == "deny":
+        assert code == 2
+        answer = json.loads(ran.stdout)["hookSpecificOutput"]
+        assert (answer["permissionDecision"], answer["permissionDecisionReason"]) == \
+            ("deny", checked["text"])
+    else:
+        assert (code, ran.stdout) == (0, b""), ran.stdout
+    return checked
+
+
+# -- 1. `git rebase --onto NEW UPSTREAM [BRANCH]` drops UPSTREAM's commits not in NEW ---------
+
+@pytest.fixture
+def feat(tmp_path: Path) -> GitRepo:
+    """main at `base`; `feat` checked out with two commits, w1 and w2, that only it holds."""
+    repo = GitRepo.init(tmp_path / "r")
+    repo.commit("base", files={"a.txt": "a\n"})
+    repo.switch("feat", create=True)
+    repo.commit("w1", files={"w1.txt": "1\n"})
+    repo.commit("w2", files={"w2.txt": "2\n"})
+    return repo
+
+
+def _rebase_deny(command: str, branch: str, upstream: str, onto: str,
+                 commits: list[str]) -> str:
+    n = len(commits)
+    them = "them" if n != 1 else "it"
+    return (
+        f"[R-GIT-BRANCH-OVERWRITE] `{command}` would drop {n} commit{'s' if n != 1 else ''} from "
+        f"the branch {branch} that no other branch, tag or remote-tracking ref holds ({upstream} "
+        f"reaches {them}, the new base {onto} does not, so the rebase does not replay {them}):\n"
+        + "".join(f"  - {c}\n" for c in commits) + "\n"
+        f"Keep them first: put a branch at the tip (git branch {branch}-keep {branch}) or push it "
+        f"(git push -u origin {branch}); then the rebase is allowed. To move only the newest "
+        "commits, name the last commit to leave behind as the upstream (git rebase --onto NEW "
+        "<that commit>); or ask a human.\n\n" + BRANCH_LIMIT_PRINCIPLE)
+
+
+def test_rebase_onto_dropping_the_whole_branch_is_denied(
+        feat: GitRepo, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    w1, w2 = feat.rev("feat~1")[:7], feat.rev("feat")[:7]
+    cmd = "git rebase --onto main feat"
+    checked = _same_in_check_and_hook(cmd, feat.path, monkeypatch, capsys)
+    assert checked["text"] == _rebase_deny(cmd, "feat", "feat", "main", [f"{w2} w2", f"{w1} w1"])
+    # the same with the branch named, and from another branch
+    cmd = "git rebase --onto main feat feat"
+    assert decide_command(cmd, cwd=str(feat.path)).text == _rebase_deny(
+        cmd, "feat", "feat", "main", [f"{w2} w2", f"{w1} w1"])
+    feat.switch("main")
+    assert decide_command(cmd, cwd=str(feat.path)).rule_id == "R-GIT-BRANCH-OVERWRITE"
+
+
+def test_rebase_onto_dropping_older_commits_names_only_those(feat: GitRepo) -> None:
+    w1 = feat.rev("feat~1")[:7]
+    cmd = "git rebase --onto main HEAD~1"
+    assert decide_command(cmd, cwd=str(feat.path)).text == _rebase_deny(
+        cmd, "feat", "'HEAD~1'", "main", [f"{w1} w1"])
+
+
+def test_rebase_onto_with_nothing_at_risk_is_allowed(
+        feat: GitRepo, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    """The dropped commits are held by another ref (a branch at the tip, an upstream branch), or
+    nothing is dropped (no --onto, --root, --keep-base, an upstream inside the new base, a
+    rebase in progress), or git refuses (no such revision)."""
+    cwd = str(feat.path)
+    for cmd in ("git rebase main", "git rebase --onto main main", "git rebase --onto main HEAD~2",
+                "git rebase --root --onto main", "git rebase --keep-base main",
+                "git rebase --continue", "git rebase --abort",
+                "git rebase --onto no-such-rev feat", "git rebase --onto main no-such-rev",
+                "git rebase -i HEAD~2"):
+        assert decide_command(cmd, cwd=cwd).verdict.value == "allow", cmd
+    feat.branch("feat-keep")
+    checked = _same_in_check_and_hook("git rebase --onto main feat", feat.path, monkeypatch,
+                                      capsys)
+    assert checked["verdict"] == "allow"
+    feat.git("branch", "-D", "feat-keep")
+    feat.git("branch", "-q", "w1-only", "feat~1")  # `w1-only` holds w1: only w2 is at risk
+    assert decide_command("git rebase --onto main w1-only", cwd=cwd).verdict.value == "allow"
+    cmd = "git rebase --onto main feat"
+    assert decide_command(cmd, cwd=cwd).text == _rebase_deny(
+        cmd, "feat", "feat", "main", [f"{feat.rev('feat')[:7]} w2"])
+
+
+def test_rebase_onto_the_configured_upstream(feat: GitRepo) -> None:
+    """Without an upstream operand git takes the branch's upstream: a branch that holds the
+    commits itself, so nothing is lost; a rebase of an unknown word's value is unread."""
+    feat.git("branch", "-q", "--set-upstream-to=main")
+    assert decide_command("git rebase --onto HEAD~1", cwd=str(feat.path)).verdict.value == "allow"
+    d = decide_command("git rebase --onto main $X", cwd=str(feat.path))
+    assert (d.verdict.value, d.rule_id) == ("deny", "R-GIT-UNPARSED-DESTRUCTIVE")
