@@ -427,3 +427,25 @@ def test_c11_a_conflict_whose_every_line_landed_is_not_superseded(
     assert (b4["state"], b4["superseded"]["lines"], b4["superseded"]["conflicted"],
             b4["superseded"]["changes"]) == (
         "superseded", 1, True, [{"path": "h.py", "added": 1, "deleted": 0}])
+
+
+def test_a_line_added_twice_and_landed_once_is_one_line_missing(
+        remote_and_clone: tuple[GitRepo, GitRepo]) -> None:
+    """B1 adds g.py with the same line twice; B2, made from B1, keeps one copy and adds another
+    line, and is squash-merged. Merging B1 into the squash commit is an add/add conflict whose
+    branch side holds the line twice and the landing side once: one copy did not land, so B1 is
+    superseded by that one line, never preserved because the line "is there"."""
+    _, w = remote_and_clone
+    w.switch("B1", create=True, days_ago=11)
+    w.commit("add g", files={"g.py": "x = 1\nx = 1\n"}, days_ago=11)
+    w.switch("B2", create=True, days_ago=10)
+    b2 = w.commit("one x", files={"g.py": "x = 1\ny = 2\n"}, days_ago=10)
+    w.switch("main")
+    squash = w.squash_merge("B2", days_ago=9)
+    w.git("push", "-q", "origin", "main")
+    assert "CONFLICT (add/add): Merge conflict in g.py" in w.git(
+        "merge-tree", "--write-tree", squash, "B1", check=False)  # it does conflict
+    assert record(inventory(w), "B1")["superseded"] == {
+        "by": ["B2"], "holder_tip": b2, "base": "refs/remotes/origin/main",
+        "landed_as": squash, "lines": 1, "conflicted": True,
+        "changes": [{"path": "g.py", "added": 1, "deleted": 0}]}

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import difflib
 import re
+from collections import Counter
 from collections.abc import Sequence
 from enum import Enum
 from pathlib import Path
@@ -41,16 +42,21 @@ Counted = dict[tuple[str, str], list[tuple[int, int]]]
 def hunk_missing(ours: Sequence[bytes], base: Sequence[bytes], theirs: Sequence[bytes]
                  ) -> tuple[int, int]:
     """One conflict hunk: ``(added, deleted)`` lines of the branch's own change (``base`` ->
-    ``theirs``, by :mod:`difflib`) that the landing commit's side ``ours`` does not have: an
-    added line ``ours`` also has landed, a deleted line ``ours`` no longer has landed."""
-    have = set(ours)
-    added = deleted = 0
+    ``theirs``, by :mod:`difflib`) that the landing commit's side ``ours`` does not have,
+    counted as multisets, copy by copy: an added line is missing once for each copy ``theirs``
+    holds beyond ``ours`` (added twice, on ``ours`` once: one missing), a deleted line once for
+    each copy ``ours`` still holds beyond ``theirs``."""
+    surplus = Counter(theirs) - Counter(ours)  # copies the branch has that the base lacks
+    leftover = Counter(ours) - Counter(theirs)  # copies the base keeps that the branch dropped
+    added_lines: Counter[bytes] = Counter()
+    deleted_lines: Counter[bytes] = Counter()
     matcher = difflib.SequenceMatcher(None, list(base), list(theirs), autojunk=False)
     for tag, i1, i2, j1, j2 in matcher.get_opcodes():
-        if tag == "equal":
-            continue
-        added += sum(1 for x in theirs[j1:j2] if x not in have)
-        deleted += sum(1 for x in base[i1:i2] if x in have)
+        if tag != "equal":
+            added_lines.update(theirs[j1:j2])
+            deleted_lines.update(base[i1:i2])
+    added = sum(min(n, surplus[x]) for x, n in added_lines.items())
+    deleted = sum(min(n, leftover[x]) for x, n in deleted_lines.items())
     return added, deleted
 
 

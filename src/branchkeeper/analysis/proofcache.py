@@ -24,8 +24,9 @@ from branchkeeper.model.records import MissingChange, Proof, ProofKind
 
 #: Bump when a tier's meaning changes: every cached verdict is then recomputed.
 VERDICT_FORMAT = 3  # 2: whitespace-blind patch-id proofs need a content check; 3: and say so
-#: Bump when what a cached merge's changes count changes (2: a conflict's markers are not counted).
-PAIR_FORMAT = 2
+#: Bump when what a cached merge's changes count changes (2: a conflict's markers are not
+#: counted; 3: a conflict hunk's lines are counted as multisets).
+PAIR_FORMAT = 3
 
 
 def verdict_stamp(default_bases: Sequence[Base], line_bases: Sequence[Base], *, merges: bool,
