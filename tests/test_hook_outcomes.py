@@ -98,8 +98,9 @@ def test_merge_cleanup_patch_equivalent_gets_sweep_command(
     work.switch("main")
     out = _post(work, "git merge -q --squash picked && git commit -q -m squashed")
     assert out.stdout == _ctx("PostToolUse", (
-        "picked: every commit is on main by patch-id; delete it with the bundle-backed "
-        "cleanup: branchkeeper sweep --clean"))
+        "picked: rebase-merged into main: every commit is on it as a copy (the tip's copy is "
+        f"{work.rev('main')[:10]}); delete it with the bundle-backed cleanup: "
+        "branchkeeper sweep --clean"))
     assert work.has_ref("refs/heads/picked")
 
 

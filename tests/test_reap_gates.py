@@ -263,8 +263,8 @@ def test_worktree_list_shows_branch_state(repo: GitRepo, tmp_path: Path,
     recs = {r["path"]: r["branch_state"] for r in json.loads(out)["worktrees"]}
     assert recs[str(path)] == {"state": "merged", "containment": None, "containing_ref": None,
                                "proof": {"kind": "ancestor", "base": "refs/remotes/origin/main"},
-                               "ahead": 0, "reason": "tip is an ancestor of "
-                                                     "refs/remotes/origin/main"}
+                               "ahead": 0, "reason": "merged into origin/main: every "
+                                                     "commit is on it"}
     assert recs[str(c01)] == {"state": "live", "containment": "nowhere", "containing_ref": None,
                               "proof": None, "ahead": 1, "reason": ""}
     assert recs[str(repo.path)]["state"] == "default"

@@ -75,10 +75,11 @@ def test_a_patch_id_stream_that_stops_answering_leaves_its_tips_unknown_uncached
     assert stalled == {"live": ("live", ""), "main": ("default", ""),
                        "rebased": ("unknown", why), "squashed": ("unknown", why)}
     # not cached: the next sweep judges them
+    copy = "rebase-merged into origin/main: every commit is on it as a copy (the tip's copy is {})"
     assert _states(w) == {
         "live": ("live", ""), "main": ("default", ""),
-        "rebased": ("patch_equivalent", "every commit is on origin/main by patch-id"),
-        "squashed": ("patch_equivalent", "every commit is on origin/main by patch-id")}
+        "rebased": ("patch_equivalent", copy.format(w.rev("main~1")[:10])),
+        "squashed": ("patch_equivalent", copy.format(w.rev("main~2")[:10]))}
 
 
 def test_a_path_stream_that_stops_answering_leaves_every_unmerged_tip_unknown(

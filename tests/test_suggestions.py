@@ -36,7 +36,7 @@ def test_suggestions_come_from_the_dispositions(
     w.switch("here")  # the main worktree is on a merged branch
     code, out, _ = cli(capsys, w, "sweep")
     assert code == 0
-    merged = "tip is an ancestor of refs/remotes/origin/main"
+    merged = "merged into origin/main: every commit is on it"
     assert _merged_section(out) == (
         " (4): cleanup candidates\n"
         f"  develop  {merged}, 11d old\n"
@@ -133,7 +133,7 @@ def test_a_worktree_holding_work_gets_only_what_succeeds(
     (w.path / ".git" / "info" / "exclude").write_text("*.keep\n")
     (wt / "scratch.txt").write_text("mine\n")
     (wt / "notes.keep").write_text("mine too\n")
-    merged = "tip is an ancestor of refs/remotes/origin/main"
+    merged = "merged into origin/main: every commit is on it"
     why = (f"not deleted: checked out in worktree {wt}, which retire keeps (1 untracked "
            "file(s): scratch.txt; ignored files it would lose: notes.keep (not regenerable: no "
            "branches.cleanup_after_merge.regenerable glob matches)): that is yours to decide "

@@ -86,7 +86,7 @@ def test_c11_superseded_whole_records(remote_and_clone: tuple[GitRepo, GitRepo])
                     "prune": {"action": "delete", "reason": squash, "refusal": None},
                     "delete": {"action": "delete", "reason": squash, "refusal": None},
                     "delete_remote": None},
-        "reason": f"squash-merged into origin/main as {ids['S'][:10]} (same patch-id)",
+        "reason": squash,
     }
     assert inv.summary()["superseded"] == 1
 
@@ -155,7 +155,8 @@ def test_c11_kept_line_means_preserved(remote_and_clone: tuple[GitRepo, GitRepo]
         f"into {ids['S'][:10]} changes nothing)")
     assert b1["actions"]["prune"] == {
         "action": "delete", "refusal": None,
-        "reason": f"landed on origin/main inside a later branch as {ids['S'][:10]}"}
+        "reason": f"inside a branch that landed on origin/main as {ids['S'][:10]}; merging it "
+                  "there changes nothing"}
     code, _, _ = cli(capsys, w, "prune", "--no-fetch")
     assert code == 0
     assert branches(w) == ["main"]
@@ -191,14 +192,13 @@ def test_c12_squash_on_a_moved_base_is_verified_by_merge(
     rec = record(inventory(w), "feature")
     proof = {"kind": "squash_merged", "base": "refs/remotes/origin/main", "landed_as": ids["S"],
              "verified": "merge"}
-    assert (rec["state"], rec["proof"], rec["reason"]) == (
-        "patch_equivalent", proof, f"squash-merged into origin/main as {ids['S'][:10]} "
-                                   "(merging the branch into its parent reproduces it)")
+    merged = (f"squash-merged into origin/main as {ids['S'][:10]} (verified by merge: merging "
+              "the branch into the landing commit's parent reproduces it)")
+    assert (rec["state"], rec["proof"], rec["reason"]) == ("patch_equivalent", proof, merged)
     code, doc = cli_json(capsys, w, "delete", "--dry-run", "feature")
     assert code == 0
     assert doc["branches"][0]["proof"] == proof
-    assert doc["branches"][0]["reason"] == (f"squash-merged into origin/main as {ids['S'][:10]} "
-                                            "(verified by merge)")
+    assert doc["branches"][0]["reason"] == merged
 
 
 def test_c12_a_merge_check_that_stops_answering_is_unknown_and_retried(

@@ -17,7 +17,7 @@ from dataclasses import dataclass, replace
 from functools import partial
 from typing import TYPE_CHECKING
 
-from branchkeeper.analysis.dispositions import command_verdicts, superseded_reason
+from branchkeeper.analysis.dispositions import command_verdicts, describe, superseded_reason
 from branchkeeper.analysis.proofrun import TipVerdict
 from branchkeeper.analysis.reflog_dates import had_work
 from branchkeeper.git.repo import branch_worktrees
@@ -243,13 +243,12 @@ def _state(ev: Evidence, verdict: TipVerdict, *, unstarted: bool, parked: Park |
     reason = verdict.note
     proof = verdict.proof
     if proof is not None and not unstarted:
+        reason = describe(proof)  # the words every command prints for this proof
         if proof.kind.value == "ancestor":
             line = proof.base not in ev.default.refs
             state = BranchState.MERGED_INTO_LINE if line else BranchState.MERGED
-            reason = f"tip is an ancestor of {proof.base}"
         else:
             state = BranchState.PATCH_EQUIVALENT
-            reason = _proof_reason(proof)
             if verdict.note:
                 reason += f" ({verdict.note})"
         return state, reason, proof
@@ -288,24 +287,3 @@ def _containment(ev: Evidence, n: str, tip: Oid, rem: RefInfo | None
     if subgraph is not None:
         return Containment.NOWHERE, None
     return None, None
-
-
-def _proof_reason(proof: Proof) -> str:
-    short = proof.base.removeprefix("refs/remotes/").removeprefix("refs/heads/")
-    landed = proof.landed_as
-    kind = proof.kind.value
-    if kind == "squash_merged":
-        how = ("merging the branch into its parent reproduces it" if proof.check == "merge"
-               else "same patch-id")
-        return f"squash-merged into {short} as {landed.short if landed else '?'} ({how})"
-    if kind == "patch_equivalent":
-        return f"every commit is on {short} by patch-id"
-    if kind == "tip_subsumed":
-        where = f" as {landed.short}" if landed is not None else ""
-        if proof.check == "content":
-            return (f"inside a branch that landed on {short}{where}; merging it there "
-                    "conflicts only where every line of it already is")
-        return f"inside a branch that landed on {short}{where}; merging it there changes nothing"
-    if kind == "content_on_base":
-        return f"every changed file is identical on {short}"
-    return f"preserved on {short}"

@@ -36,29 +36,41 @@ _ROLE_REFUSAL = {
 NO_PROOF = "no proof holds: the branch has commits that are not on the base"
 
 
-#: Each proof in plain words; ``{base}`` is the short name of the ref it was proven against.
+#: Each proof in plain words; ``{base}`` is the short name of the ref it was proven against,
+#: ``{at}`` `` as <landing commit>`` where one is known.
 _PLAIN = {
     "ancestor": "merged into {base}: every commit is on it",
     "patch_equivalent": "rebase-merged into {base}: every commit is on it as a copy",
-    "squash_merged": "squash-merged into {base}",
-    "tip_subsumed": "landed on {base} inside a later branch",
+    "squash_merged": "squash-merged into {base}{at}",
+    "tip_subsumed": "inside a branch that landed on {base}{at}; merging it there changes nothing",
     "content_on_base": "every file it changed is identical on {base}",
+}
+#: How a proof was checked, where the kind alone does not say.
+_CHECKED = {
+    ("squash_merged", "merge"): " (verified by merge: merging the branch into the landing "
+                                "commit's parent reproduces it)",
 }
 
 
 def describe(proof: Proof) -> str:
-    """One proof in plain words: ``merged into origin/main: every commit is on it``,
-    ``squash-merged into origin/main as 1a2b3c4d5e`` (the commit it landed as, where one is
-    known); a squash found by merging says so."""
+    """One proof in plain words, the one wording of every proof in every command's output
+    (the sweep's reason, each command's disposition, the cleanup plan and its report):
+    ``merged into origin/main: every commit is on it``, ``rebase-merged into origin/main:
+    every commit is on it as a copy (the tip's copy is 1a2b3c4d5e)``, ``squash-merged into
+    origin/main as 1a2b3c4d5e``; how it was checked where the kind alone does
+    not say (a squash found by merging, a tip inside a landed branch verified by content)."""
     base = proof.base.removeprefix("refs/remotes/").removeprefix("refs/heads/")
-    text = _PLAIN.get(proof.kind.value, proof.kind.value + " into {base}").format(base=base)
-    if proof.landed_as is not None and proof.kind is ProofKind.PATCH_EQUIVALENT:
+    kind = proof.kind.value
+    at = ""
+    if proof.landed_as is not None and proof.kind is not ProofKind.PATCH_EQUIVALENT:
+        at = f" as {proof.landed_as.short}"
+    text = _PLAIN.get(kind, kind + " into {base}{at}").format(base=base, at=at)
+    if proof.kind is ProofKind.PATCH_EQUIVALENT and proof.landed_as is not None:
         text += f" (the tip's copy is {proof.landed_as.short})"
-    elif proof.landed_as is not None:
-        text += f" as {proof.landed_as.short}"
-    if proof.kind is ProofKind.SQUASH_MERGED and proof.check == "merge":
-        text += " (verified by merge)"
-    return text
+    if proof.kind is ProofKind.TIP_SUBSUMED and proof.check == "content":
+        text = (f"inside a branch that landed on {base}{at}; merging it there conflicts only "
+                "where every line of it already is")
+    return text + _CHECKED.get((kind, proof.check), "")
 
 
 def superseded_reason(rec: BranchRecord) -> str:
