@@ -13,8 +13,9 @@ from pathlib import Path
 import pytest
 
 from branchkeeper.policy.command import decide_command
+from branchkeeper.policy.creation import decide_creation
 from branchkeeper.policy.principle import BRANCH_LIMIT_PRINCIPLE
-from tests.cleanuputil import cli, cli_json
+from tests.cleanuputil import branches, cli, cli_json
 from tests.gitrepo import GitRepo
 
 CONFIG = """\
@@ -68,9 +69,8 @@ def test_the_cap_denial_prints_what_delete_does(
         "(branches.protected_names): kept whatever its proof (a person may list it in "
         "branches.exempt, so it no longer counts as open work)\n"
         "  - done (merged, 20d old): branchkeeper delete -- done\n"
-        f"  - held (merged, 19d old, worktree {wt}): not deleted: checked out in worktree {wt}: "
-        "`branchkeeper sweep --clean` removes the worktree (unless it holds work) and then the "
-        f"branch; or `branchkeeper worktree retire {wt}` first, then delete it\n"
+        f"  - held (merged, 19d old, worktree {wt}): branchkeeper worktree retire {wt} && "
+        "branchkeeper delete -- held\n"
         "  - gone (merged, 18d old): branchkeeper delete --remote -- gone\n"
         "  - live (live, 1d old)\n"
         "`branchkeeper sweep --clean` deletes every proven branch nothing refuses, in one "
@@ -79,7 +79,7 @@ def test_the_cap_denial_prints_what_delete_does(
         "LOST WORK RISK: branch live holds commits no remote-tracking ref contains (1d old); "
         "secure them now: git push -u origin live\n\n" + BRANCH_LIMIT_PRINCIPLE)
     # The count is the sweep's open branches (every tip distinct here), and each merged line
-    # is what the sweep's record says `delete` does with that branch.
+    # is what the sweep says deletes that branch (its `cleanup` field).
     records = {b["name"]: b for b in doc["branches"]}
     assert len([b for b in doc["branches"] if b["state"] not in (
         "default", "integration_line", "exempt")]) == 5
@@ -89,20 +89,19 @@ def test_the_cap_denial_prints_what_delete_does(
         if rec["state"] != "merged":
             assert ": " not in line.split(")", 1)[1]
             continue
-        act = rec["actions"]["delete_remote" if rec["local_tip"] is None else "delete"]
         said = line.split("): ", 1)[1]
-        if act["action"] == "delete":
-            assert said.startswith("branchkeeper delete ")
-        else:
-            assert said.startswith(f"not deleted: {act['reason']}")
+        assert said == (rec["cleanup"]["command"] or rec["cleanup"]["why"])
     # Every printed command succeeds; every refusal is one `delete` really makes.
-    for name, expect in (("done", 0), ("gone", 0), ("release", 5), ("held", 5)):
+    for name, expect in (("done", 0), ("gone", 0), ("release", 5), ("held", 0)):
         line = next(ln for ln in _listing(text) if ln.startswith(f"  - {name} "))
         said = line.split("): ", 1)[1]
-        argv = shlex.split(said)[1:] if said.startswith("branchkeeper ") else ["delete", "--",
-                                                                               name]
-        assert cli(capsys, w, *argv)[0] == expect, (name, said)
+        steps = said.split(" && ") if said.startswith("branchkeeper ") else [
+            f"branchkeeper delete -- {name}"]
+        assert [cli(capsys, w, *shlex.split(step)[1:])[0] for step in steps] == \
+            [0] * (len(steps) - 1) + [expect], (name, said)
     assert not w.has_ref("refs/heads/done")
+    assert not w.has_ref("refs/heads/held")
+    assert not wt.exists()
     assert not w.has_ref("refs/remotes/origin/gone")
 
 
@@ -123,9 +122,7 @@ def test_an_old_format_sweep_file_is_read_as_before(
                    "proof (a person may list it in branches.exempt, so it no longer counts as "
                    "open work)",
         "done": "branchkeeper delete -- done",
-        "held": f"not deleted: checked out in worktree {_wt}: `branchkeeper sweep --clean` "
-                "removes the worktree (unless it holds work) and then the branch; or "
-                f"`branchkeeper worktree retire {_wt}` first, then delete it",
+        "held": f"branchkeeper worktree retire {_wt} && branchkeeper delete -- held",
         "gone": "branchkeeper delete --remote -- gone"}
     plain = ["  - release (merged, 21d old): branchkeeper delete -- release",
              "  - done (merged, 20d old): branchkeeper delete -- done",
@@ -164,3 +161,78 @@ def test_the_listing_follows_refs_and_worktrees_gone_since_the_sweep(
         assert cli(capsys, w, *shlex.split(said)[1:])[0] == 0, said
     assert not w.has_ref("refs/remotes/origin/done")
     assert not w.has_ref("refs/heads/held")
+
+
+def _four_worktrees(remote_and_clone: tuple[GitRepo, GitRepo], tmp_path: Path
+                     ) -> tuple[GitRepo, dict[str, Path]]:
+    """Four merged branches, each checked out in a linked worktree: ``clean`` holds nothing,
+    ``ignored`` only an ignored file an archive can hold, ``dirty`` an uncommitted edit,
+    ``kept`` an untracked file; plus one live branch, pushed: five open branches, cap 3."""
+    _, w = remote_and_clone
+    w.commit("policy", files={".branchkeeper.yaml": CONFIG, ".gitignore": "*.log\n"},
+             days_ago=30)
+    wts = {}
+    for n, name in enumerate(("clean", "ignored", "dirty", "kept")):
+        _merged(w, name, 20 - n)
+        wts[name] = tmp_path / f"wt-{name}"
+        w.git("worktree", "add", "-q", str(wts[name]), name)
+    (wts["ignored"] / "build.log").write_text("log\n")
+    (wts["dirty"] / "dirty.txt").write_text("an edit not committed\n")
+    (wts["kept"] / "notes.txt").write_text("untracked\n")
+    w.switch("live", create=True, start="main")
+    w.commit("live work", files={"live.txt": "live\n"}, days_ago=1)
+    w.git("push", "-q", "-u", "origin", "live")
+    w.switch("main")
+    return w, wts
+
+
+def test_a_denial_says_what_the_sweep_says_of_a_worktree_holding_work(
+        remote_and_clone: tuple[GitRepo, GitRepo], tmp_path: Path,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    """For a merged branch checked out in a linked worktree, the WIP-cap denial (PreToolUse
+    and WorktreeCreate alike) prints the sweep's own ``cleanup`` for it, read with what that
+    worktree holds: the retire and the delete when nothing is in the way, the archive of its
+    ignored files first when only those are, and "yours to decide" when it holds work; never
+    ``delete``'s "sweep --clean removes the worktree unless it holds work"."""
+    w, wts = _four_worktrees(remote_and_clone, tmp_path)
+    code, doc = cli_json(capsys, w, "sweep")
+    assert code == 0
+    cleanup = {b["name"]: b["cleanup"] for b in doc["branches"] if b["cleanup"] is not None}
+    held = ("which retire keeps ({}): that is yours to decide (LOST WORK RISK lists what it "
+            "holds); once the worktree is retired, delete the branch")
+    assert cleanup == {
+        "clean": {"command": f"branchkeeper worktree retire {wts['clean']} && branchkeeper "
+                             "delete -- clean", "why": None},
+        "ignored": {"command": f"branchkeeper worktree retire --archive-ignored "
+                               f"{wts['ignored']} && branchkeeper delete -- ignored",
+                    "why": None},
+        "dirty": {"command": None,
+                  "why": f"not deleted: checked out in worktree {wts['dirty']}, "
+                         + held.format("1 tracked change(s): dirty.txt")},
+        "kept": {"command": None,
+                 "why": f"not deleted: checked out in worktree {wts['kept']}, "
+                        + held.format("1 untracked file(s): notes.txt")}}
+    said = {name: c["command"] or c["why"] for name, c in cleanup.items()}
+    listing = [f"  - clean (merged, 21d old, worktree {wts['clean']}): {said['clean']}",
+               f"  - ignored (merged, 20d old, worktree {wts['ignored']}): {said['ignored']}",
+               f"  - dirty (merged, 19d old, worktree {wts['dirty']}): {said['dirty']}",
+               f"  - kept (merged, 18d old, worktree {wts['kept']}): {said['kept']}",
+               "  - live (live, 1d old)"]
+    denial = (
+        "[R-BRANCH-WIP-CAP] Creating more would exceed the WIP cap: 5 open work branches, cap 3 "
+        "(branches.wip.cap).\n\n"
+        "Finish or clear an open branch first (merged ones are proven and cheapest):\n"
+        + "".join(line + "\n" for line in listing)
+        + "`branchkeeper sweep --clean` deletes every proven branch nothing refuses, in one "
+        "lossless step; or continue the work on one of the branches above instead of a new one. "
+        "A human's branch can be declared in branches.exempt.\n\n" + BRANCH_LIMIT_PRINCIPLE)
+    assert decide_command("git switch -c more", cwd=str(w.path)).text == denial
+    assert decide_creation("more", cwd=str(w.path), route="worktree_create").text == denial
+    assert json.loads((w.path / ".git" / "branchkeeper" / "last-sweep.json").read_text()
+                      )["cleanup"] == said
+    # Each command runs to the end; the branches whose worktree holds work stay.
+    for name in ("clean", "ignored"):
+        for step in said[name].split(" && "):
+            assert cli(capsys, w, *shlex.split(step)[1:])[0] == 0, step
+    assert branches(w) == ["dirty", "kept", "live", "main"]
+    assert (wts["dirty"] / "dirty.txt").read_text() == "an edit not committed\n"

@@ -18,6 +18,7 @@ creation dates, lines changed, commits behind), then build the records
 from __future__ import annotations
 
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -36,7 +37,7 @@ from branchkeeper.analysis.refusal_facts import (
     refusal_context,
 )
 from branchkeeper.analysis.refusals import with_refusals
-from branchkeeper.analysis.suggest import delete_suggestion
+from branchkeeper.analysis.suggest import cleanup_suggestion
 from branchkeeper.git.repo import (
     RemoteConfig,
     RepoFacts,
@@ -57,6 +58,7 @@ from branchkeeper.state.last_sweep import refs_key, write_last_sweep
 if TYPE_CHECKING:
     from pathlib import Path
 
+    from branchkeeper.analysis.suggest import RetireView
     from branchkeeper.model.config import Config
 
 _DAY = 86400.0
@@ -93,6 +95,10 @@ class Inventory:
     #: the facts the refusals were computed from (each record already carries its refusals)
     refusals: RefusalContext = field(default_factory=lambda: RefusalContext(None, frozenset(),
                                                                             (), ()))
+    #: unix seconds the inventory was taken at, and :func:`refs_key` of the refs it read (what
+    #: :func:`record_sweep` writes down)
+    now: float = 0.0
+    refs: str = ""
 
     def summary(self) -> dict[str, int]:
         """Count per state (every state listed) plus ``lost_work_risk``."""
@@ -114,6 +120,7 @@ def build_inventory(
     now: float | None = None,
     use_cache: bool = True,
     budget_checks: int | None = None,
+    record: bool = True,
 ) -> Inventory:
     """Classify every branch of the repository described by ``facts``.
 
@@ -121,8 +128,11 @@ def build_inventory(
     what the budget does not reach is ``unknown`` with reason ``budget`` and the next run
     continues from the cache. ``budget_checks``: a budget in units of work instead (see
     :class:`~branchkeeper.analysis.proofrun.Deadline`: the same cut on every run, for tests
-    and reproducible measurements). ``now`` is unix seconds (for tests). Raises :class:`GitError`
-    only when the ref listing itself fails; later git failures become ``unknown`` verdicts.
+    and reproducible measurements). ``now`` is unix seconds (for tests). With ``use_cache``
+    and ``record``, the last-sweep file is written (:func:`record_sweep`, without worktree
+    records); a caller that reads the worktrees next passes ``record=False`` and calls
+    :func:`record_sweep` with their records. Raises :class:`GitError` only when the ref listing
+    itself fails; later git failures become ``unknown`` verdicts.
     """
     started = time.monotonic()
     now = clock.now() if now is None else now
@@ -174,21 +184,32 @@ def build_inventory(
     meter.phase("saving the cache", unit="files")
     cache.save()
     commits.save()
-    if use_cache:
-        write_last_sweep(
-            facts.common_dir, records, now,
-            refs=refs_key(table.remote_head, {n: i.oid for n, i in table.local.items()},
-                          {n: i.oid for n, i in table.remote.items()}),
-            config=config_key(config),
-            complete=not any(r.state is BranchState.UNKNOWN and "budget" in r.reason
-                             for r in records),
-            cleanup={r.name: delete_suggestion(r).text for r in records if r.state.preserved})
-    return Inventory(
+    inv = Inventory(
         facts=facts, config=config, remote=config.branches.remote, default=default,
         records=records, worktrees=worktrees, bases=[*default_bases, *line_bases], notes=notes,
         elapsed_s=time.monotonic() - started, verdicts=verdicts,
         remote_configured=remote_configured, remote_head=table.remote_head, refusals=refusals,
-    )
+        now=now, refs=refs_key(table.remote_head, {n: i.oid for n, i in table.local.items()},
+                               {n: i.oid for n, i in table.remote.items()}))
+    if use_cache and record:
+        record_sweep(inv)
+    return inv
+
+
+def record_sweep(inv: Inventory, worktrees: Sequence[RetireView] = ()) -> None:
+    """Write the last-sweep file of ``inv`` (``state.last_sweep``): its records and, for each
+    proven branch, the ``cleanup`` text the sweep prints for it
+    (:func:`~branchkeeper.analysis.suggest.cleanup_suggestion`), read with the record of the
+    linked worktree it is checked out in from ``worktrees`` (``WorktreeRecord`` values): what
+    the creation denials print. Errors writing are ignored (a small state file)."""
+    by_path = {str(w.worktree.path): w for w in worktrees}
+    write_last_sweep(
+        inv.facts.common_dir, inv.records, inv.now, refs=inv.refs, config=config_key(inv.config),
+        complete=not any(r.state is BranchState.UNKNOWN and "budget" in r.reason
+                         for r in inv.records),
+        cleanup={r.name: cleanup_suggestion(r, by_path.get(r.worktree) if r.worktree else None
+                                            ).text
+                 for r in inv.records if r.state.preserved})
 
 
 # -- read the refs ------------------------------------------------------------------------------

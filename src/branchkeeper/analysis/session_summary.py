@@ -35,6 +35,7 @@ from branchkeeper.state.last_sweep import MAX_AGE_DAYS, read_last_sweep
 if TYPE_CHECKING:
     from branchkeeper.analysis.guard_facts import LeanRefs
     from branchkeeper.analysis.refs import DefaultBranch
+    from branchkeeper.analysis.worktree_record import WorktreeRecord
     from branchkeeper.git.repo import RepoFacts, Worktree
     from branchkeeper.model.config import Config
     from branchkeeper.model.records import Stage
@@ -172,14 +173,21 @@ _DAY = 86400.0
 def _inventory_rows(facts: RepoFacts, config: Config, budget_ms: int, started: float
                     ) -> tuple[list[SummaryRow], list[LostWork], int, DefaultBranch, str,
                                list[Worktree]]:
-    from branchkeeper.analysis.inventory import build_inventory
-    from branchkeeper.analysis.lost_work import inventory_lost_work
+    from branchkeeper.analysis.inventory import build_inventory, record_sweep
+    from branchkeeper.analysis.lost_work import survey_local_work
 
     last = read_last_sweep(facts.common_dir)  # read BEFORE the new inventory overwrites it
-    inv = build_inventory(facts, config, budget_ms=budget_ms)
-    # the worktrees inside what is left of the budget (at least a quarter of it)
+    inv = build_inventory(facts, config, budget_ms=budget_ms, record=False)
+    # the worktrees inside what is left of the budget (at least a quarter of it); the
+    # last-sweep file is written once they are read, with what they hold
     deadline = max(started + budget_ms / 1000.0, time.monotonic() + budget_ms / 4000.0)
-    lost, _notes = inventory_lost_work(inv, deadline=deadline)
+    worktrees: list[WorktreeRecord] = []
+    try:
+        work = survey_local_work(inv, deadline=deadline)
+        worktrees = work.worktrees
+    finally:
+        record_sweep(inv, worktrees)
+    lost = work.lost
     rows: list[SummaryRow] = []
     unclassified = 0
     for r in inv.records:

@@ -1,18 +1,39 @@
-"""What deletes a proven branch, read from its record's ``delete`` disposition (issue 11,
-section 5: one verdict): a command only where ``delete`` would delete the branch, otherwise the
-refusal from the record and what lifts it.
+"""What deletes a proven branch, read from its record's dispositions and, for a branch checked
+out in a linked worktree, that worktree's record (issue 11, section 5: one verdict): a command
+only where every step of it succeeds, never one that would refuse; otherwise the refusal from
+the record and what lifts it.
 
-Computed here, below the guards and the renderers, so that the sweep's report, the last-sweep
-file and the creation denials that read it print the same text. Every command is shell-quoted
-(DESIGN.md, guarantee 5).
+Computed here, below the guards and the renderers, so that the sweep's report (text and the
+``cleanup`` field of ``sweep --json``), the last-sweep file and the creation denials that read
+it print the same text. Every command is shell-quoted (DESIGN.md, guarantee 5).
 """
 
 from __future__ import annotations
 
 import shlex
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple, Protocol
 
+from branchkeeper.analysis.reap_gates import covered
 from branchkeeper.model.records import BranchAction, BranchRecord, RefusalKind
+
+if TYPE_CHECKING:
+    from branchkeeper.analysis.worktree_model import WorktreeVerdict
+    from branchkeeper.analysis.worktree_status import IgnoredVerdict
+    from branchkeeper.git.repo import Worktree
+
+
+class RetireView(Protocol):
+    """What :func:`cleanup_suggestion` reads of a worktree's record
+    (``analysis.worktree_record.WorktreeRecord``, which the inventory must not import)."""
+
+    @property
+    def worktree(self) -> Worktree: ...
+
+    @property
+    def retire(self) -> WorktreeVerdict: ...
+
+    @property
+    def ignored(self) -> IgnoredVerdict | None: ...
 
 
 class Suggestion(NamedTuple):
@@ -73,3 +94,41 @@ def refusal_text(r: BranchRecord, reason: str) -> str:
         return (f"not deleted: {reason} (no command removes that checkout: switch it to "
                 "another branch first, then delete it)")
     return f"not deleted: {reason}"
+
+
+def _retire_first(r: BranchRecord) -> bool:
+    """True when only its linked worktree keeps ``r`` from ``delete``, and ``sweep --clean``
+    would remove that worktree first."""
+    acts = r.actions
+    return r.local_tip is not None and acts is not None and bool(r.worktree) \
+        and acts.delete.action is not BranchAction.DELETE \
+        and acts.sweep_clean.action is BranchAction.DELETE \
+        and acts.delete.refusal is not None \
+        and acts.delete.refusal.kind is RefusalKind.CHECKED_OUT
+
+
+def cleanup_suggestion(r: BranchRecord, worktree: RetireView | None = None) -> Suggestion:
+    """What deletes the proven branch ``r``, from ``r.actions``: ``delete NAME`` when the
+    record says ``delete`` deletes it; ``delete --remote`` for a branch that exists only on the
+    remote; for a branch only its linked worktree keeps (``sweep --clean`` removes it first),
+    the retire of that worktree then ``delete``, from ``worktree`` (its record): ``worktree
+    retire W`` when its retire gates pass, ``worktree retire --archive-ignored W`` when only
+    ignored files an archive holds stand in the way, and no command when what it holds is for
+    the user to decide (uncommitted work, a hold, a lock, a nested checkout), or when the
+    worktree was not read (``worktree`` None). Else no command and the refusal in ``why``."""
+    if not _retire_first(r):
+        return delete_suggestion(r)
+    assert r.worktree is not None  # _retire_first checked it
+    wt = shlex.quote(r.worktree)
+    then = delete_command(r.name)
+    if worktree is not None:
+        ignored = worktree.ignored
+        if covered(worktree.retire, ignored, archive_ignored=False):
+            return Suggestion(f"branchkeeper worktree retire {wt} && {then}", "")
+        if covered(worktree.retire, ignored, archive_ignored=True):
+            return Suggestion(f"branchkeeper worktree retire --archive-ignored {wt} && {then}", "")
+        held = "; ".join(g.detail for g in worktree.retire.blockers)
+        return Suggestion("", f"not deleted: checked out in worktree {r.worktree}, which retire "
+                              f"keeps ({held}): that is yours to decide (LOST WORK RISK lists "
+                              "what it holds); once the worktree is retired, delete the branch")
+    return delete_suggestion(r)

@@ -42,6 +42,7 @@ from branchkeeper.analysis.worktree_model import (
     nested_lines,
 )
 from branchkeeper.analysis.worktree_status import (
+    IgnoredVerdict,
     WorktreeStatus,
     classify_worktree_ignored,
     commit_times,
@@ -132,6 +133,11 @@ class WorktreeRecord:
     @property
     def status(self) -> WorktreeStatus | None:
         return self.inputs.base.status
+
+    @property
+    def ignored(self) -> IgnoredVerdict | None:
+        """The verdict on its ignored files (``None``: not read)."""
+        return self.inputs.base.ignored
 
     @property
     def branch(self) -> str | None:

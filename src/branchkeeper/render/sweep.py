@@ -14,9 +14,9 @@ from branchkeeper.analysis.inventory import Inventory
 from branchkeeper.analysis.kept import KeptTip
 from branchkeeper.analysis.line_hints import line_hint
 from branchkeeper.analysis.lost_work import LostKind, LostWork
+from branchkeeper.analysis.suggest import cleanup_suggestion
 from branchkeeper.git.types import push_argv
 from branchkeeper.model.records import BranchAction, BranchRecord, BranchState, CommandVerdict, Stage
-from branchkeeper.render.suggest import cleanup_suggestion
 
 if TYPE_CHECKING:
     from rich.console import Console

@@ -6,9 +6,10 @@ Kept apart from the inventory so that the hook path can read it without importin
 The file: ``{"version": 2, "time": unix s, "branches": {name: [tip, state, stage, containment,
 age_days, worktree]}, "cleanup": {name: text}, "order": "age", "refs": KEY, "config": KEY,
 "complete": bool}``. ``cleanup`` holds, for each proven branch (a preserved state), what
-``delete`` does with it as the sweep prints it (``analysis.suggest.delete_suggestion``): the
-command that deletes it, or ``not deleted: <refusal>`` and what lifts it; the creation denials
-print it instead of judging again. A file without ``version`` is version 1: it has no
+deletes it as the sweep prints it (``analysis.suggest.cleanup_suggestion``, with the record of
+the linked worktree it is checked out in where the writer read the worktrees): the command
+that deletes it, or ``not deleted: <refusal>`` and what lifts it; the creation denials print it
+instead of judging again. A file without ``version`` is version 1: it has no
 ``cleanup``, and a reader falls back to what it did before (:attr:`LastSweep.cleanup` is
 None). The rows are
 written oldest first (``order: "age"``: by age descending, then name), so a reader that needs

@@ -18,10 +18,10 @@ from branchkeeper.adapters.common import (
     stdout_console,
     watched,
 )
-from branchkeeper.analysis.inventory import Inventory, build_inventory
+from branchkeeper.analysis.inventory import Inventory, build_inventory, record_sweep
 from branchkeeper.analysis.kept import KeptTip, read_kept
 from branchkeeper.analysis.lost_work import LocalWork, LostWork, survey_local_work
-from branchkeeper.analysis.worktree_record import UNINSPECTED_NOTE
+from branchkeeper.analysis.worktree_record import UNINSPECTED_NOTE, WorktreeRecord
 from branchkeeper.errors import ExitCode, UsageError
 from branchkeeper.git.repo import repo_facts
 from branchkeeper.git.run import GitError
@@ -83,14 +83,24 @@ def exit_code(inv: Inventory, *, fail_on_risk: bool, lost: Sequence[LostWork] = 
     return int(ExitCode.OK)
 
 
-def lost_work_of(inv: Inventory, *, budget_ms: int | None, started: float) -> LocalWork:
+def lost_work_of(inv: Inventory, *, budget_ms: int | None, started: float,
+                 record: bool = True) -> LocalWork:
     """Every piece of local-only work and the worktree records it was read from, the worktrees
     read inside what is left of ``budget_ms`` (at least a quarter of it) since ``started``
-    (``time.monotonic``); unbounded without one."""
+    (``time.monotonic``); unbounded without one. With ``record``, the last-sweep file is
+    written once the worktrees are read (with what they hold: the creation denials print what
+    this sweep prints), or without them when reading them fails."""
     deadline = None
     if budget_ms is not None:
         deadline = max(started + budget_ms / 1000.0, time.monotonic() + budget_ms / 4000.0)
-    return survey_local_work(inv, deadline=deadline)
+    worktrees: Sequence[WorktreeRecord] = ()
+    try:
+        work = survey_local_work(inv, deadline=deadline)
+        worktrees = work.worktrees
+        return work
+    finally:
+        if record:
+            record_sweep(inv, worktrees)
 
 
 def _inventory(facts_dir: Path | None, args: argparse.Namespace | None, *, budget_ms: int | None,
@@ -101,7 +111,8 @@ def _inventory(facts_dir: Path | None, args: argparse.Namespace | None, *, budge
         assert facts_dir is not None
         facts = repo_facts(facts_dir)
         config = load_config_cached(facts.main_root, facts.common_dir)
-    return build_inventory(facts, config, budget_ms=budget_ms, use_cache=use_cache)
+    # the last-sweep file is written after the worktrees are read (lost_work_of)
+    return build_inventory(facts, config, budget_ms=budget_ms, use_cache=use_cache, record=False)
 
 
 def _kept(inv: Inventory) -> list[KeptTip]:
@@ -182,7 +193,8 @@ def run(args: argparse.Namespace) -> int:
     with watched(args, as_json=args.json) as meter:
         inv = _inventory(None, args, budget_ms=args.budget_ms, use_cache=not args.no_cache)
         meter.phase("reading local-only work", len(inv.worktrees), unit="worktrees")
-        lost = lost_work_of(inv, budget_ms=args.budget_ms, started=started)
+        lost = lost_work_of(inv, budget_ms=args.budget_ms, started=started,
+                            record=not args.no_cache)
         code = exit_code(inv, fail_on_risk=args.fail_on_risk, lost=lost.lost, notes=lost.notes)
         args.exit_code_hint = code  # known before printing (see cli: a closed pipe keeps it)
         emit(inv, as_json=args.json, show_all=args.show_all, lost=lost, meter=meter)
