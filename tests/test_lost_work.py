@@ -65,7 +65,8 @@ def _expected(w: dict[str, Any]) -> list[dict[str, Any]]:
     det, dirty, notes = str(w["det"]), str(w["dirty"]), str(w["notes"])
     lonely, stash, pinned = w["lonely"], w["stash"], w["pinned"]
     commit = (shlex.join(["git", "-C", dirty, "add", "--", "README.md", "new file.txt"]) + " && "
-              + shlex.join(["git", "-C", dirty, "commit", "-m", "WIP: save work"]))
+              + shlex.join(["git", "-C", dirty, "commit", "-m", "WIP: save work"]) + " && "
+              + shlex.join(["git", "-C", dirty, "push", "-u", "origin", "dirty-work"]))
     return [
         {"kind": "unpushed_branch", "subject": "unpushed", "detail": "1 commit(s) no remote holds",
          "secure": "git push -u origin unpushed", "count": 1, "age_days": 5.0, "worktree": None},

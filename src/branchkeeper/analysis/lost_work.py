@@ -7,7 +7,10 @@ Kinds, in the order they are listed (most at risk first):
   ``nowhere`` containment, the default branch and lines included): ``git push -u``;
 - ``detached_commit``: a worktree's detached HEAD that no ref holds: push it to a new branch;
 - ``dirty_worktree``: uncommitted changes or untracked files in a worktree (the main one
-  included): commit the named paths;
+  included): commit the named paths and push the commit. On a work branch the commit goes onto
+  it and the branch is pushed; on the default branch, an integration line, an exempt or a
+  protected branch, or a detached HEAD, the worktree first switches to a branch of its own
+  (``rescue/wip-<dir>-<sha>``), so a WIP commit never lands on a shared branch;
 - ``stash``: a stash entry (``refs/stash``'s reflog is never pushed): push it to a branch;
 - ``kept_ref``: a ref under ``refs/branchkeeper/`` (pinned, reaped, kept, undo keepers) whose
   commits no remote holds: push it to a branch;
@@ -18,6 +21,10 @@ Kinds, in the order they are listed (most at risk first):
 Bounded: the worktree facts come from the one worktree record per worktree (one ``status``
 each, inside the caller's budget); stashes from one ``git stash list``; our refs from one
 ``for-each-ref`` and, when there are any, one ``rev-list``. Nothing here prints.
+
+Every command secures its piece on its own and none undoes another's: run top to bottom, the
+whole list leaves nothing only local (a branch pushed before its worktree's WIP commit is
+pushed again with it).
 """
 
 from __future__ import annotations
@@ -212,6 +219,10 @@ class WorktreeWork:
     kept_ignored: tuple[str, ...]
     age_days: float | None
     prunable: bool = False
+    #: the checked-out branch's short name (None: detached) and whether it is shared (the
+    #: default branch, an integration line, exempt or protected: no WIP commit goes onto it)
+    branch: str | None = None
+    shared: bool = True
 
 
 def _prunable_item(w: WorktreeWork, head: Oid, remote: str | None) -> LostWork:
@@ -227,6 +238,25 @@ def _prunable_item(w: WorktreeWork, head: Oid, remote: str | None) -> LostWork:
                     w.age_days, w.path)
 
 
+def save_command(w: WorktreeWork, remote: str | None) -> str | None:
+    """The command that secures a dirty worktree (:func:`commit_command`), then pushes the
+    commit to ``remote``: onto its work branch (``push -u remote BRANCH``), or, for a shared
+    branch or a detached HEAD, onto a branch of its own the worktree switches to first
+    (``switch -c rescue/wip-<dir>-<sha>``: a WIP commit never goes onto a shared branch).
+    Without a remote the commit stays local (on that own branch where one is needed). ``None``
+    when nothing but agent configuration is dirty."""
+    command = commit_command(w.path, w.dirty)
+    if command is None:
+        return None
+    branch = w.branch
+    if (w.shared or branch is None) and w.head is not None:
+        branch = _rescue_name("wip-", Path(w.path).name, w.head)
+        command = shlex.join(["git", "-C", w.path, "switch", "-c", branch]) + " && " + command
+    if remote is None or branch is None:
+        return command
+    return command + " && " + shlex.join(["git", "-C", w.path, *push_argv(remote, branch)[1:]])
+
+
 def _worktree_items(w: WorktreeWork, remote: str | None) -> list[LostWork]:
     items: list[LostWork] = []
     if w.detached_unreferenced and w.head is not None and w.prunable:
@@ -238,7 +268,7 @@ def _worktree_items(w: WorktreeWork, remote: str | None) -> list[LostWork]:
         items.append(LostWork(LostKind.DETACHED_COMMIT, w.path,
                               f"detached HEAD {w.head.short} is held by no ref", secure, None,
                               w.age_days, w.path))
-    command = commit_command(w.path, w.dirty)
+    command = save_command(w, remote)
     if command is not None:
         work = [p for p in w.dirty if not agent_config(p)]
         shown = ", ".join(work[:3]) + (f" and {len(work) - 3} more" if len(work) > 3 else "")
@@ -303,8 +333,10 @@ def worktree_work(records: Sequence[WorktreeRecord]) -> list[WorktreeWork]:
         kept = () if wt.is_main or ignored is None else tuple(
             k for k in ignored.kept if k not in ignored.nested
             and not any(n.path.is_relative_to(wt.path / k) for n in st.nested))
+        branch = wt.branch.removeprefix("refs/heads/") if wt.branch is not None else None
         out.append(WorktreeWork(str(wt.path), wt.head, unreferenced, (*st.tracked, *st.untracked),
-                                kept, None if idle is None else round(idle / 24.0, 2)))
+                                kept, None if idle is None else round(idle / 24.0, 2),
+                                branch=branch, shared=inputs.base.protected is not None))
     return out
 
 
