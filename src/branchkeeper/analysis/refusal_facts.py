@@ -10,10 +10,13 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from branchkeeper.git.repo import RepoFacts, Worktree
 from branchkeeper.git.run import GitExit, run_git
-from branchkeeper.model.config import Config
+
+if TYPE_CHECKING:
+    from branchkeeper.model.config import Config
 
 _HEADS = "refs/heads/"
 _REMOTES = "refs/remotes/"
