@@ -32,6 +32,7 @@ from branchkeeper.model.records import (
     Proof,
     Stage,
     Supersession,
+    branch_age,
     stager,
 )
 
@@ -41,7 +42,6 @@ if TYPE_CHECKING:
     from branchkeeper.git.repo import RepoFacts, Worktree
     from branchkeeper.model.config import Config
 
-_DAY = 86400.0
 
 _NUMBER = re.compile(r"(?:^|[^0-9a-z])(?:(?:issue|gh)[-_]?)?(\d{2,5})(?=$|[^0-9])", re.I)
 _SUBJECT_NUMBER = re.compile(r"(?:#|\bPlan\s+)(\d{1,6})\b")
@@ -119,10 +119,7 @@ def build_records(ev: Evidence) -> list[BranchRecord]:
         assert info is not None
         tip = info.oid
         created_at = ev.created.get(n)
-        age = None
-        if info.date is not None:
-            ref_time = max(info.date, created_at or 0)
-            age = max(0.0, (ev.now - ref_time) / _DAY)
+        age = branch_age(info.date, created_at, ev.now)
         parked = _park(info, ev.subgraph)
         # One construction per record (frozen dataclasses are slow to copy, 5,000 of them).
         make = partial(

@@ -280,3 +280,17 @@ def stager(config: Config) -> Callable[[float], Stage | None]:
         return Stage.ADVISORY
 
     return stage
+
+
+#: Seconds in a day: ages are in days.
+DAY_S = 86400.0
+
+
+def branch_age(tip_date: int | None, created: int | None, now: float) -> float | None:
+    """A branch's age in days at ``now`` (unix s), from the later of its tip's committer date
+    and its creation (``created``, unix s, from the reflog; a branch made recently from an old
+    commit is not idle: field case C07); None without a tip date. Unrounded: the stage is
+    decided on this, a record shows it to two decimals."""
+    if tip_date is None:
+        return None
+    return max(0.0, (now - max(tip_date, created or 0)) / DAY_S)

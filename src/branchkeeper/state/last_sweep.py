@@ -5,12 +5,14 @@ Kept apart from the inventory so that the hook path can read it without importin
 
 The file: ``{"version": 2, "time": unix s, "branches": {name: [tip, state, stage, containment,
 age_days, worktree]}, "cleanup": {name: text}, "order": "age", "refs": KEY, "config": KEY,
-"complete": bool}``. ``cleanup`` holds, for each proven branch (a preserved state), what
-deletes it as the sweep prints it (``analysis.suggest.cleanup_suggestion``, with the record of
-the linked worktree it is checked out in where the writer read the worktrees): the command
-that deletes it, or ``not deleted: <refusal>`` and what lifts it; the creation denials print it
-instead of judging again. A file without ``version`` is version 1: it has no
-``cleanup``, and a reader falls back to what it did before (:attr:`LastSweep.cleanup` is
+"complete": bool}``. Ages are as of ``time``, and every reader brings them forward by the
+time since (the product's clock, never the file's mtime), so the file is rewritten only when
+what it says changes (:func:`write_last_sweep`). ``cleanup`` holds, for each proven branch (a
+preserved state), what deletes it as the sweep prints it (``analysis.suggest.cleanup_suggestion``,
+with the record of the linked worktree it is checked out in where the writer read the
+worktrees): the command that deletes it, or ``not deleted: <refusal>`` and what lifts it; the
+creation denials print it instead of judging again. A file without ``version`` is version 1: it
+has no ``cleanup``, and a reader falls back to what it did before (:attr:`LastSweep.cleanup` is
 None). The rows are
 written oldest first (``order: "age"``: by age descending, then name), so a reader that needs
 the oldest few branches of some kind walks them in order instead of sorting thousands;
@@ -102,12 +104,17 @@ def last_sweep_summary(records: list[BranchRecord], now: float, *, refs: str = "
     oldest first, and ``cleanup`` (proven branch name -> what ``delete`` does with it; see
     the module docstring for the fields). A reader trusts an entry only while the branch is
     still at that tip."""
+    from branchkeeper.model.records import branch_age  # not at the top: the hook reads this
+
+    at = int(now)  # the ages are as of ``time`` exactly: a later sweep can tell it says the same
     return {
         "version": FORMAT_VERSION,
-        "time": int(now),
+        "time": at,
         "branches": {
             r.name: [r.tip, r.state.value, r.stage.value if r.stage else None,
-                     r.containment.value if r.containment else None, r.age_days, r.worktree]
+                     r.containment.value if r.containment else None,
+                     r.age_days if r.tip_date is None else round(
+                         branch_age(r.tip_date, r.created, at) or 0.0, 2), r.worktree]
             for r in sorted(records, key=_age_key)
         },
         "cleanup": dict(cleanup or {}),
@@ -120,13 +127,33 @@ def last_sweep_summary(records: list[BranchRecord], now: float, *, refs: str = "
 
 def write_last_sweep(common_dir: Path, records: list[BranchRecord], now: float, *,
                      refs: str = "", config: str = "", complete: bool = False,
-                     cleanup: Mapping[str, str] | None = None) -> None:
+                     cleanup: Mapping[str, str] | None = None) -> bool:
     """Replace the last sweep's file with :func:`last_sweep_summary` of ``records`` (atomic;
-    errors ignored, as for every small state file). ``refs``: :func:`refs_key` of the refs
-    the sweep read; ``config``: the configuration's key; ``complete``: no record is unknown
-    because the budget ran out; ``cleanup``: what ``delete`` does with each proven branch."""
-    write_json_atomic(common_dir / "branchkeeper" / LAST_SWEEP, last_sweep_summary(
-        records, now, refs=refs, config=config, complete=complete, cleanup=cleanup))
+    errors ignored, as for every small state file), unless the file there already says
+    exactly that as of its own ``time`` (same rows, ages at that time, same keys): a warm
+    sweep that found nothing new leaves it, and its ``time``, as they were (its readers bring
+    the ages forward). ``refs``: :func:`refs_key` of the refs the sweep read; ``config``: the
+    configuration's key; ``complete``: no record is unknown because the budget ran out;
+    ``cleanup``: what ``delete`` does with each proven branch. Returns whether it wrote."""
+    path = common_dir / "branchkeeper" / LAST_SWEEP
+    old = read_json(path)
+    written = old.get("time") if isinstance(old, dict) else None
+    if type(written) is int and written <= now and old == last_sweep_summary(
+            records, written, refs=refs, config=config, complete=complete, cleanup=cleanup):
+        return False
+    write_json_atomic(path, last_sweep_summary(records, now, refs=refs, config=config,
+                                               complete=complete, cleanup=cleanup))
+    return True
+
+
+def sweep_file_stamp(common_dir: Path) -> list[int] | None:
+    """``[inode, mtime_ns, size]`` of the last sweep's file (None: there is none): equal stamps,
+    the same file (every write replaces it with a new one)."""
+    try:
+        st = (common_dir / "branchkeeper" / LAST_SWEEP).stat()
+    except OSError:
+        return None
+    return [st.st_ino, st.st_mtime_ns, st.st_size]
 
 
 #: Ages at or past this many days in a sweep file are unknown (a file written by hand, or
@@ -181,14 +208,18 @@ def read_sweep(repo: Repo) -> LastSweep:
     ``cleanup`` texts (no git); :data:`NO_SWEEP` when there was none or it is unreadable. One
     JSON read, no per-row work (see :class:`LastSweep`)."""
     path = Path(repo.common_dir) / "branchkeeper" / LAST_SWEEP
-    try:
-        elapsed = max(0.0, (clock.now() - path.stat().st_mtime) / 86400.0)
-    except OSError:
-        return NO_SWEEP
     data = read_json(path)
     rows = data.get("branches") if isinstance(data, dict) else None
     if not isinstance(data, dict) or not isinstance(rows, dict) or not rows:
         return NO_SWEEP
+    # Ages were written at ``time``, by the same clock as now (``BRANCHKEEPER_NOW`` pins
+    # both); the file's mtime is the wall clock's, and only a file without ``time`` uses it.
+    written = data.get("time")
+    try:
+        at = written if type(written) is int else path.stat().st_mtime
+    except OSError:
+        return NO_SWEEP
+    elapsed = max(0.0, (clock.now() - at) / 86400.0)
     cleanup = data.get("cleanup")
     return LastSweep(rows, elapsed, cleanup if data.get("version") == FORMAT_VERSION
                      and isinstance(cleanup, dict) else None)
