@@ -140,7 +140,15 @@ def test_stats_prints_one_timing_line_on_stderr_also_with_json(
     assert json.loads(cold.stdout)["summary"]["merged"] == 1
     warm = subprocess.run([*SWEEP, "--stats"], cwd=w.path, capture_output=True, text=True,
                           env=_env())
-    # warm: every verdict from the cache, no proof tier runs
+    # warm: the stored result of the cold run, no proof tier, no record built
+    assert re.fullmatch(
+        r"branchkeeper: stats: \d+\.\d\d s; reading refs \d+\.\d\d s, reading local-only "
+        r"work \d+\.\d\d s, rendering the report \d+\.\d\d s; \d+ git processes; 4 branches; "
+        r"cache hits: 1 stored result\n", warm.stderr), warm.stderr
+    (w.path / ".git" / "branchkeeper" / "sweep-result.json").unlink()
+    warm = subprocess.run([*SWEEP, "--stats"], cwd=w.path, capture_output=True, text=True,
+                          env=_env())
+    # without it: every verdict from the cache, no proof tier runs
     assert re.fullmatch(
         r"branchkeeper: stats: \d+\.\d\d s; reading refs \d+\.\d\d s, walking unmerged "
         r"history \d+\.\d\d s, proving: ancestry \d+\.\d\d s, proving: inside a landed branch "

@@ -38,6 +38,7 @@ from branchkeeper.analysis.refusal_facts import (
 )
 from branchkeeper.analysis.refusals import with_refusals
 from branchkeeper.analysis.suggest import cleanup_suggestion
+from branchkeeper.analysis.sweep_reuse import Listings, lookup, read_listings, store
 from branchkeeper.git.repo import (
     RemoteConfig,
     RepoFacts,
@@ -99,6 +100,9 @@ class Inventory:
     #: :func:`record_sweep` writes down)
     now: float = 0.0
     refs: str = ""
+    #: True when the records are a stored result's (then ``verdicts`` and ``refusals`` are
+    #: empty: see :mod:`~branchkeeper.analysis.sweep_reuse`)
+    reused: bool = False
 
     def summary(self) -> dict[str, int]:
         """Count per state (every state listed) plus ``lost_work_risk``."""
@@ -121,6 +125,7 @@ def build_inventory(
     use_cache: bool = True,
     budget_checks: int | None = None,
     record: bool = True,
+    reuse: bool = False,
 ) -> Inventory:
     """Classify every branch of the repository described by ``facts``.
 
@@ -131,19 +136,38 @@ def build_inventory(
     and reproducible measurements). ``now`` is unix seconds (for tests). With ``use_cache``
     and ``record``, the last-sweep file is written (:func:`record_sweep`, without worktree
     records); a caller that reads the worktrees next passes ``record=False`` and calls
-    :func:`record_sweep` with their records. Raises :class:`GitError` only when the ref listing
-    itself fails; later git failures become ``unknown`` verdicts.
+    :func:`record_sweep` with their records. ``reuse`` (with ``use_cache``): take the stored
+    result of an earlier inventory of the same inputs when there is one that holds
+    (:mod:`~branchkeeper.analysis.sweep_reuse`; read-only commands only: the result has no
+    verdicts). Raises :class:`GitError` only when the ref or worktree listing itself fails;
+    later git failures become ``unknown`` verdicts.
     """
     started = time.monotonic()
     now = clock.now() if now is None else now
+    meter = progress.current()
+    meter.phase("reading refs", unit="refs")
+    listings = read_listings(facts, config.branches.remote)
+    if reuse and use_cache:
+        found = lookup(facts, config, listings, now=now)
+        if found is not None:
+            meter.count("branches", len(found.records))
+            meter.count("stored result")
+            inv = Inventory(
+                facts=facts, config=config, remote=config.branches.remote,
+                default=found.default, records=found.records,
+                worktrees=list_worktrees(facts, output=listings.worktrees),
+                bases=found.bases, notes=found.notes, elapsed_s=time.monotonic() - started,
+                remote_configured=found.remote_configured, remote_head=found.remote_head,
+                now=now, refs=found.refs, reused=True)
+            if record:
+                record_sweep(inv)  # rewritten only if it says something else
+            return inv
     deadline = Deadline(None if budget_ms is None else budget_ms / 1000.0,
                         checks=budget_checks)
     notes: list[str] = []
-    meter = progress.current()
-    meter.phase("reading refs", unit="refs")
     cache = InventoryCache.load(facts.common_dir if use_cache else None)
     table, default, worktrees, remotes = _read_refs(
-        facts, config, notes, cache.tip_facts() if cache.path is not None else None)
+        facts, config, notes, cache.tip_facts() if cache.path is not None else None, listings)
     remote_configured = remotes.configured
     commits = CommitCache.load(facts.common_dir if use_cache else None, pid_mode=patch_id_mode())
     names = table.names()
@@ -184,13 +208,19 @@ def build_inventory(
     meter.phase("saving the cache", unit="files")
     cache.save()
     commits.save()
+    refs = refs_key(table.remote_head, {n: i.oid for n, i in table.local.items()},
+                    {n: i.oid for n, i in table.remote.items()})
+    if use_cache:
+        store(facts, config, listings, now=now, records=records, default=default,
+              bases=[*default_bases, *line_bases], notes=notes,
+              remote_configured=remote_configured, remote_head=table.remote_head,
+              missing=proved.missing_objects, partial=remotes.partial_clone, refs=refs)
     inv = Inventory(
         facts=facts, config=config, remote=config.branches.remote, default=default,
         records=records, worktrees=worktrees, bases=[*default_bases, *line_bases], notes=notes,
         elapsed_s=time.monotonic() - started, verdicts=verdicts,
         remote_configured=remote_configured, remote_head=table.remote_head, refusals=refusals,
-        now=now, refs=refs_key(table.remote_head, {n: i.oid for n, i in table.local.items()},
-                               {n: i.oid for n, i in table.remote.items()}))
+        now=now, refs=refs)
     if use_cache and record:
         record_sweep(inv)
     return inv
@@ -214,19 +244,19 @@ def record_sweep(inv: Inventory, worktrees: Sequence[RetireView] = ()) -> None:
 
 # -- read the refs ------------------------------------------------------------------------------
 def _read_refs(facts: RepoFacts, config: Config, notes: list[str],
-               tip_facts: TipFacts | None) -> tuple[RefTable, DefaultBranch, list[Worktree],
-                                                    RemoteConfig]:
-    """Every ref (one ``for-each-ref``), the default branch resolved from them, every worktree
-    (one ``worktree list``) and what the configuration says of remotes (one ``config``:
-    whether the configured remote exists, whether this is a partial clone). Repository-level
+               tip_facts: TipFacts | None, listings: Listings
+               ) -> tuple[RefTable, DefaultBranch, list[Worktree], RemoteConfig]:
+    """Every ref, the default branch resolved from them, every worktree and what the
+    configuration says of remotes (whether the configured remote exists, whether this is a
+    partial clone), from ``listings`` (the three calls already made). Repository-level
     remarks are appended to ``notes``; ``tip_facts``: the cache of tip commits' facts (see
-    :func:`~branchkeeper.analysis.refs.read_refs`). Raises :class:`GitError` when the refs
-    cannot be listed."""
+    :func:`~branchkeeper.analysis.refs.read_refs`; None: the full listing is read again)."""
     root = facts.root
     remote = config.branches.remote
-    table = read_refs(root, remote, extra_patterns=REMOTE_DEFAULT_PATTERNS, tip_facts=tip_facts)
+    table = read_refs(root, remote, extra_patterns=REMOTE_DEFAULT_PATTERNS, tip_facts=tip_facts,
+                      listing=listings.refs if tip_facts is not None else None)
     default = resolve_default_branch(config.branches.default, table)
-    worktrees = list_worktrees(facts)
+    worktrees = list_worktrees(facts, output=listings.worktrees)
     if not default.resolved:
         notes.append(f"default branch unresolved: {default.reason}; nothing is classified "
                      "as merged")
@@ -237,7 +267,7 @@ def _read_refs(facts: RepoFacts, config: Config, notes: list[str],
                      "the whole history")
     # A repository with no such remote (a bare server, a local-only repository): where
     # unmerged work lives cannot be judged, so nothing is called LOST WORK RISK.
-    remotes = read_remote_config(root, remote)
+    remotes = read_remote_config(root, remote, result=listings.config)
     if table.remote and not remotes.configured:
         remotes = RemoteConfig(True, remotes.promisors)
     if not remotes.configured:

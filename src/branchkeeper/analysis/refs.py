@@ -233,31 +233,50 @@ def _object_types(root: Path, oids: Sequence[str]) -> dict[str, str]:
     return types
 
 
+def lean_listing(root: Path, remote: str, extra_patterns: Sequence[str] = ()) -> bytes:
+    """The lean listing :func:`read_refs` reads with ``tip_facts`` (:data:`LEAN_FORMAT`'s
+    bytes), one ``for-each-ref``; where a ref names a missing object, the names and types read
+    apart (:func:`_listing_typed_apart`). Raises :class:`GitError`. A caller that needs the raw
+    bytes (the stored sweep result's key) passes them back as ``listing``."""
+    patterns = ["refs/heads", f"refs/remotes/{remote}", *extra_patterns]
+    argv = ["for-each-ref", f"--format={LEAN_FORMAT}", *patterns]
+    res = run_git(argv, cwd=root, check=False)
+    if res.returncode == 0:
+        return res.stdout
+    if b"missing object" in res.stderr:
+        return _listing_typed_apart(root, patterns)
+    raise GitError(f"git failed (exit {res.returncode})", argv=["git", *argv],
+                   returncode=res.returncode, stdout=res.stdout, stderr=res.stderr)
+
+
 def read_refs(root: Path, remote: str, *, extra_patterns: Sequence[str] = (),
-              tip_facts: TipFactStore | None = None) -> RefTable:
+              tip_facts: TipFactStore | None = None, listing: bytes | None = None) -> RefTable:
     """Read every ``refs/heads`` and ``refs/remotes/<remote>`` ref with ONE ``for-each-ref``.
 
     ``root`` is any directory of the repository. With ``tip_facts`` (a cache of each tip
     commit's date, trailers and subject, which never change) the listing reads only names,
     ids, types and upstreams, which costs git no commit parsing, and the facts of tips not in
     the cache come from one ``log --no-walk --stdin`` (none on a warm run); a tip that is not
-    a commit (never judged) then has no subject. Raises
+    a commit (never judged) then has no subject. ``listing``: :func:`lean_listing` already
+    read (with ``tip_facts`` only). Raises
     :class:`GitError` when git fails.
     """
     patterns = ["refs/heads", f"refs/remotes/{remote}", *extra_patterns]
-    fmt = REF_FORMAT if tip_facts is None else LEAN_FORMAT
-    res = run_git(["for-each-ref", f"--format={fmt}", *patterns], cwd=root, check=False)
-    if res.returncode == 0 and tip_facts is None:
-        records = _parse_ref_records(res.stdout)
-    elif res.returncode == 0:
-        records = _lean_records(root, res.stdout, tip_facts or _NoTipFacts())
-    elif b"missing object" in res.stderr:
-        records = _lean_records(root, _listing_typed_apart(root, patterns),
-                                tip_facts or _NoTipFacts())
+    if tip_facts is not None:
+        if listing is None:
+            listing = lean_listing(root, remote, extra_patterns)
+        records = _lean_records(root, listing, tip_facts)
     else:
-        raise GitError(f"git failed (exit {res.returncode})", argv=["git", "for-each-ref",
-                       f"--format={fmt}", *patterns], returncode=res.returncode,
-                       stdout=res.stdout, stderr=res.stderr)
+        fmt = REF_FORMAT
+        res = run_git(["for-each-ref", f"--format={fmt}", *patterns], cwd=root, check=False)
+        if res.returncode == 0:
+            records = _parse_ref_records(res.stdout)
+        elif b"missing object" in res.stderr:
+            records = _lean_records(root, _listing_typed_apart(root, patterns), _NoTipFacts())
+        else:
+            raise GitError(f"git failed (exit {res.returncode})", argv=["git", "for-each-ref",
+                           f"--format={fmt}", *patterns], returncode=res.returncode,
+                           stdout=res.stdout, stderr=res.stderr)
     local: dict[str, RefInfo] = {}
     remote_refs: dict[str, RefInfo] = {}
     by_ref: dict[str, RefInfo] = {}

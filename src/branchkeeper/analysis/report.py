@@ -175,7 +175,8 @@ def analyse(path: Path, *, count_only: bool) -> RepoReport:
             return _fast(path, row)
         facts = repo_facts(path)
         config = load_config(facts.main_root).config
-        inv = build_inventory(facts, config, budget_ms=config.branches.sweep.budget_ms)
+        inv = build_inventory(facts, config, budget_ms=config.branches.sweep.budget_ms,
+                              reuse=True)
         recs = inv.records
         row.block_stage = sum(1 for r in recs if r.stage is Stage.BLOCK)
         row.merged_not_deleted = sum(1 for r in recs if r.state.preserved)

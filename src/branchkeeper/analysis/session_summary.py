@@ -177,7 +177,7 @@ def _inventory_rows(facts: RepoFacts, config: Config, budget_ms: int, started: f
     from branchkeeper.analysis.lost_work import survey_local_work
 
     last = read_last_sweep(facts.common_dir)  # read BEFORE the new inventory overwrites it
-    inv = build_inventory(facts, config, budget_ms=budget_ms, record=False)
+    inv = build_inventory(facts, config, budget_ms=budget_ms, record=False, reuse=True)
     # the worktrees inside what is left of the budget (at least a quarter of it); the
     # last-sweep file is written once they are read, with what they hold
     deadline = max(started + budget_ms / 1000.0, time.monotonic() + budget_ms / 4000.0)

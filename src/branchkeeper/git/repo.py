@@ -16,7 +16,7 @@ from pathlib import Path
 from branchkeeper.errors import GitTooOldError, NotARepositoryError
 from branchkeeper.git.locate import checked_common_dir
 from branchkeeper.git.parse import zsplit
-from branchkeeper.git.run import GitError, run_git
+from branchkeeper.git.run import GitError, GitResult, run_git
 from branchkeeper.git.types import Oid
 
 #: The oldest git branchkeeper runs on (DESIGN.md, "Dependencies").
@@ -255,12 +255,18 @@ def repo_facts(path: Path | str) -> RepoFacts:
     )
 
 
-def list_worktrees(facts: RepoFacts) -> list[Worktree]:
-    """Every worktree, main first (one ``git worktree list --porcelain [-z]``)."""
-    nul = facts.version.has_worktree_list_z
-    args = ["worktree", "list", "--porcelain"] + (["-z"] if nul else [])
-    out = run_git(args, cwd=facts.root).stdout
-    return parse_worktree_porcelain(out, nul=nul)
+def worktree_list_args(facts: RepoFacts) -> list[str]:
+    """The arguments of the ``worktree list`` :func:`list_worktrees` runs."""
+    return ["worktree", "list", "--porcelain"] + (["-z"] if facts.version.has_worktree_list_z
+                                                  else [])
+
+
+def list_worktrees(facts: RepoFacts, *, output: bytes | None = None) -> list[Worktree]:
+    """Every worktree, main first (one ``git worktree list --porcelain [-z]``; none when
+    ``output``, that command's output, was already read)."""
+    if output is None:
+        output = run_git(worktree_list_args(facts), cwd=facts.root).stdout
+    return parse_worktree_porcelain(output, nul=facts.version.has_worktree_list_z)
 
 
 def branch_worktrees(worktrees: list[Worktree]) -> dict[str, str]:
@@ -284,11 +290,19 @@ class RemoteConfig:
         return bool(self.promisors)
 
 
-def read_remote_config(root: Path, remote: str) -> RemoteConfig:
+#: The ``git config`` :func:`read_remote_config` runs (exit 1: nothing matched).
+REMOTE_CONFIG_ARGS = ("config", "-z", "--get-regexp",
+                      r"^(remote\..+\.(url|promisor)|extensions\.partialclone)$")
+
+
+def read_remote_config(root: Path, remote: str, *, result: GitResult | None = None
+                       ) -> RemoteConfig:
     """One ``git config --get-regexp`` for remote URLs, promisor flags and
-    ``extensions.partialClone`` (issue 11, section 4: a partial clone is said so)."""
-    pattern = r"^(remote\..+\.(url|promisor)|extensions\.partialclone)$"
-    res = run_git(["config", "-z", "--get-regexp", pattern], cwd=root, check=False)
+    ``extensions.partialClone`` (issue 11, section 4: a partial clone is said so); none when
+    ``result``, that command's result (:data:`REMOTE_CONFIG_ARGS`, unchecked), was already
+    read."""
+    res = result if result is not None else run_git(list(REMOTE_CONFIG_ARGS), cwd=root,
+                                                    check=False)
     # exit 1: nothing matched; other codes: an unreadable config (treated as nothing set)
     configured = False
     promisors: list[str] = []

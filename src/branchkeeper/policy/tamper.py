@@ -312,7 +312,8 @@ def _code_writes_protected(inv: Invocation) -> bool:
 
 #: What branchkeeper keeps in ``<common dir>/branchkeeper`` that is rebuilt on demand: caches,
 #: the last sweep's summary, the lock directory (state/).
-_REBUILT = frozenset({"config-cache.json", "commits.bin", "walk.bin", "last-sweep.json", "locks"})
+_REBUILT = frozenset({"config-cache.json", "commits.bin", "walk.bin", "last-sweep.json",
+                      "sweep-result.json", "locks"})
 
 
 def _no_record_goes(item: Protected, gone: str) -> bool:

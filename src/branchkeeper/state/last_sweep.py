@@ -146,16 +146,6 @@ def write_last_sweep(common_dir: Path, records: list[BranchRecord], now: float, 
     return True
 
 
-def sweep_file_stamp(common_dir: Path) -> list[int] | None:
-    """``[inode, mtime_ns, size]`` of the last sweep's file (None: there is none): equal stamps,
-    the same file (every write replaces it with a new one)."""
-    try:
-        st = (common_dir / "branchkeeper" / LAST_SWEEP).stat()
-    except OSError:
-        return None
-    return [st.st_ino, st.st_mtime_ns, st.st_size]
-
-
 #: Ages at or past this many days in a sweep file are unknown (a file written by hand, or
 #: corrupt: ``1e999`` reads as infinity, which no day count can print).
 MAX_AGE_DAYS = 1_000_000.0

@@ -112,7 +112,8 @@ def _inventory(facts_dir: Path | None, args: argparse.Namespace | None, *, budge
         facts = repo_facts(facts_dir)
         config = load_config_cached(facts.main_root, facts.common_dir)
     # the last-sweep file is written after the worktrees are read (lost_work_of)
-    return build_inventory(facts, config, budget_ms=budget_ms, use_cache=use_cache, record=False)
+    return build_inventory(facts, config, budget_ms=budget_ms, use_cache=use_cache, record=False,
+                           reuse=True)
 
 
 def _kept(inv: Inventory) -> list[KeptTip]:
