@@ -10,17 +10,18 @@ must also be proven preserved, or unpushed with nothing unique), and one activit
 newest of the files' mtimes, the HEAD reflog's last entry and the HEAD commit date) that the
 reaper's activity window and every displayed idle time read.
 
-Git processes: one ``worktree list`` (unless given), one ``log --no-walk`` for every HEAD's
-commit time, one lean ``for-each-ref`` (names and tips) to resolve the default branch when no
-inventory is given, then per linked worktree one ``status`` (plus one ``for-each-ref
---contains`` for a detached HEAD), on a small thread pool. The inventory (for the reap
-disposition) is the caller's, built once. PR evidence is asked only for a pushed, unproven
-branch whose other reap gates all pass, so a degraded provider is probed at most once and only
-when it matters.
+Git processes: one ``worktree list`` (unless given), one ``log --no-walk`` for the commit time
+of every HEAD that is not a branch tip of the inventory (none when all are), one lean
+``for-each-ref`` (names and tips) to resolve the default branch when no inventory is given, then
+per linked worktree one ``status`` (plus one ``for-each-ref --contains`` for a detached HEAD),
+on a small thread pool. The inventory (for the reap disposition) is the caller's, built once. PR
+evidence is asked only for a pushed, unproven branch whose other reap gates all pass, so a
+degraded provider is probed at most once and only when it matters.
 """
 
 from __future__ import annotations
 
+import contextlib
 import time
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -253,15 +254,28 @@ def worktree_context(facts: RepoFacts, config: Config, *, inventory: Inventory |
 
         default_name = resolve_default_branch(b.default, lean_refs_at(facts.root, b.remote)).name
     holds = {h.path: h for h in hold_store.list_holds(facts.common_dir)}
-    try:
-        times = commit_times(facts.root, [w.head for w in wts if w.head is not None])
-    except GitError:
-        times = {}
+    times = _head_times(facts, wts, inventory)
     now = clock.now() if settings.now is None else settings.now
     self_path = facts.toplevel.resolve() if facts.toplevel is not None else None
     return WorktreeContext(facts, config, wts, IgnoredRules.from_config(
         config, polarity=settings.polarity), inventory, default_name, holds, times, settings,
         now, self_path, inventory is not None if judge_reap is None else judge_reap)
+
+
+def _head_times(facts: RepoFacts, worktrees: list[Worktree], inventory: Inventory | None
+                ) -> dict[Oid, float]:
+    """The committer date (unix s) of each worktree's ``HEAD``: a branch tip's from the
+    inventory's record (read with the refs), the others in one ``git log --no-walk`` (none
+    when every head is a tip); a head git cannot read has none."""
+    heads = {w.head for w in worktrees if w.head is not None}
+    times: dict[Oid, float] = {}
+    if inventory is not None and heads:
+        for r in inventory.records:
+            if r.tip in heads and r.tip_date is not None:
+                times[r.tip] = float(r.tip_date)
+    with contextlib.suppress(GitError):
+        times.update(commit_times(facts.root, [h for h in heads if h not in times]))
+    return times
 
 
 #: Why a worktree the budget did not reach has no status (its gates fail closed).
