@@ -240,3 +240,20 @@ def test_every_field_of_a_record_round_trips() -> None:
     assert len(encoder.tables()["CommandVerdict"]) == 1
     with pytest.raises(ValueError, match="wrong shape"):
         decoder.record(data["rows"][0][:-1])
+
+
+def test_c13_a_missing_tip_commit_is_stored_and_its_return_computes_again(
+        swept: GitRepo, capsys: pytest.CaptureFixture[str]) -> None:
+    swept.switch("gone", create=True, start="main")
+    tip = swept.commit("g", files={"g.txt": "g\n"}, days_ago=2)
+    swept.switch("main")
+    loose = swept.path / ".git" / "objects" / tip[:2] / tip[2:]
+    saved = loose.read_bytes()
+    _delete_loose(swept, tip)
+    _same_as_cold(capsys, swept, hit=False)
+    _same_as_cold(capsys, swept, hit=True)
+    states = {b["name"]: b["state"] for b in json.loads(_sweep(capsys, swept, "--json")[0])
+              ["branches"]}
+    assert states["gone"] == "unknown"
+    loose.write_bytes(saved)
+    _same_as_cold(capsys, swept, hit=False)
