@@ -117,3 +117,64 @@ def test_rebase_onto_the_configured_upstream(feat: GitRepo) -> None:
     assert decide_command("git rebase --onto HEAD~1", cwd=str(feat.path)).verdict.value == "allow"
     d = decide_command("git rebase --onto main $X", cwd=str(feat.path))
     assert (d.verdict.value, d.rule_id) == ("deny", "R-GIT-UNPARSED-DESTRUCTIVE")
+
+
+# -- 5, 6. WorktreeCreate names: one function decides for the hook and `check --creation` -----
+
+_WAY = ("Choose a name of letters, digits, '.', '_' and '-' that begins with a letter, a digit or "
+        "'_' and is at most 100 characters long.")
+BAD_NAMES = [
+    ("../x", "it holds '/': use letters, digits, '.', '_' and '-' only"),
+    ("a b", "it holds ' ': use letters, digits, '.', '_' and '-' only"),
+    ("-rf", "it begins with '-', which commands given the path read as an option"),
+    ("--help", "it begins with '-', which commands given the path read as an option"),
+    ("..", "'..' names a directory that exists already (this one or its parent)"),
+    (".", "'.' names a directory that exists already (this one or its parent)"),
+    (".hidden", "it begins with '.', which would make the worktree a hidden directory"),
+    ("a..b", "it holds '..', which git does not allow in a branch name (check-ref-format)"),
+    ("x.lock", "it ends with '.lock', which git does not allow in a branch name (check-ref-format)"),
+    ("x.", "it ends with '.', which git does not allow in a branch name (check-ref-format)"),
+    ("a" * 300, "it is 300 characters long; at most 100 fit (the branch worktree-<name> is a file "
+                "name under .git/refs/heads/)"),
+]
+
+
+@pytest.mark.parametrize(("name", "why"), BAD_NAMES, ids=[n[:20] for n, _ in BAD_NAMES])
+def test_worktree_name_refused_alike_with_its_real_reason(
+        tmp_path: Path, name: str, why: str, capsys: pytest.CaptureFixture[str]) -> None:
+    from tests.hookutil import run_hook
+
+    repo = GitRepo.init(tmp_path / "r")
+    repo.commit("base", files={"a.txt": "a\n"})
+    reason = f"The worktree name {name[:200]!r} cannot be used: {why}."
+    assert main(["check", "--json", "--cwd", str(repo.path), f"--creation={name}"]) == 2
+    checked = json.loads(capsys.readouterr().out)
+    assert (checked["verdict"], checked["rule_id"], checked["reason"], checked["way_out"]) == \
+        ("deny", "R-WORKTREE-NAME", reason, _WAY)
+    ran = run_hook("WorktreeCreate", {"session_id": "s", "cwd": str(repo.path), "name": name})
+    assert (ran.returncode, ran.stdout) == (2, b"")
+    assert ran.stderr.decode() == f"branchkeeper: [R-WORKTREE-NAME] {reason} {_WAY}\n"
+    assert not (repo.path / ".claude").exists()
+
+
+def test_worktree_name_usable_alike(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Nothing at risk: a usable name is allowed by `check` and created by the hook."""
+    from tests.hookutil import run_hook
+
+    repo = GitRepo.init(tmp_path / "r")
+    repo.commit("base", files={"a.txt": "a\n"})
+    assert main(["check", "--json", "--cwd", str(repo.path), "--creation", "feat_1.x"]) == 0
+    assert json.loads(capsys.readouterr().out)["verdict"] == "allow"
+    ran = run_hook("WorktreeCreate", {"session_id": "s", "cwd": str(repo.path), "name": "feat_1.x"})
+    path = repo.path / ".claude" / "worktrees" / "feat_1.x"
+    assert (ran.returncode, ran.stdout) == (0, f"{path}\n".encode())
+    assert repo.has_ref("refs/heads/worktree-feat_1.x")
+
+
+def test_worktree_create_empty_name_says_it_is_empty(tmp_path: Path) -> None:
+    from tests.hookutil import run_hook
+
+    ran = run_hook("WorktreeCreate", {"session_id": "s", "cwd": str(tmp_path), "name": ""})
+    assert (ran.returncode, ran.stdout) == (1, b"")
+    assert ran.stderr == (b"branchkeeper: WorktreeCreate failed, the worktree was not created: "
+                          b"malformed hook input: field 'name' is empty\n")

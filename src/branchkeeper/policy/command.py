@@ -218,10 +218,11 @@ def rule_ids() -> tuple[str, ...]:
         stop,
         tamper,
         unread,
+        worktree_name,
     )
 
     found = {value for module in (creation, deletion, discard, evacuation, hooks_bypass, push,
-                                  rebase, removal, rm, stop, tamper, unread)
+                                  rebase, removal, rm, stop, tamper, unread, worktree_name)
              for name, value in vars(module).items()
              if name.startswith("R_") and isinstance(value, str) and value.startswith("R-")}
     return tuple(sorted(found))

@@ -24,6 +24,7 @@ from branchkeeper.git.types import push_argv
 from branchkeeper.policy.decision import ALLOW, Decision, Verdict, combine
 from branchkeeper.policy.facts import GuardFacts, GuardRepos, git_failed
 from branchkeeper.policy.stem import number_tokens, stem
+from branchkeeper.policy.worktree_name import worktree_name_decision
 from branchkeeper.shell.gitargv import Creation
 from branchkeeper.shell.model import GitInvocation
 from branchkeeper.shell.quoting import git_cmd, shell_quote
@@ -442,6 +443,16 @@ def decide_creation(name: str | None, *, cwd: str, route: str) -> Decision:
         return _could_not_judge(git_failed(exc) if isinstance(exc, BranchkeeperError)
                                 else str(exc)[:300] or type(exc).__name__)
     return decision.with_context([facts.config_note] if facts.config_note else [])
+
+
+def decide_worktree_creation(name: str, *, cwd: str) -> Decision:
+    """The WorktreeCreate route for the worktree ``name`` (and ``branchkeeper check --creation
+    NAME``): a name that cannot be used is denied (``R-WORKTREE-NAME``, no git process), else
+    the creation of the branch ``worktree-<name>`` is judged (:func:`decide_creation`)."""
+    named = worktree_name_decision(name)
+    if named.verdict is Verdict.DENY:
+        return named
+    return decide_creation(f"worktree-{name}", cwd=cwd, route="worktree_create")
 
 
 def judge_creation(c: Creation, g: GitInvocation, repos: GuardRepos, unparsed: str) -> Decision:

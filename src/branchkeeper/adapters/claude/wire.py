@@ -78,7 +78,8 @@ def parse(event: str, kind: str, payload: dict[str, Any]) -> HookEvent:
     fields = _tool(event, payload, cwd)
     name = E.text(payload, "name") or E.text(payload, "worktree_name")
     if event == "WorktreeCreate" and not name:
-        raise InputError("missing field 'name'")
+        given = [k for k in ("name", "worktree_name") if k in payload]
+        raise InputError(f"field {given[0]!r} is empty" if given else "missing field 'name'")
     worktree_path = E.text(payload, "worktree_path", required=event == "WorktreeRemove")
     if event == "WorktreeRemove" and not worktree_path.startswith("/"):
         raise InputError("field 'worktree_path' must be an absolute path")

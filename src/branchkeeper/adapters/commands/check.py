@@ -42,8 +42,9 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
                         "current directory)")
     p.add_argument("--json", action="store_true", help="print the decision as one JSON object")
     p.add_argument("--creation", metavar="NAME", default=None,
-                   help="judge a new branch NAME on the Agent/WorktreeCreate route instead of "
-                        "a command ('' for a name not known yet)")
+                   help="judge the WorktreeCreate route for the worktree NAME (the name must be "
+                        "usable; the branch is worktree-NAME) instead of a command ('' for the "
+                        "Agent route, whose name is not known yet)")
     p.add_argument("command", nargs="*", metavar="COMMAND",
                    help="the shell command (after --, as one quoted argument or several words)")
     p.set_defaults(func=run)
@@ -71,7 +72,7 @@ def _warn_unread_config(cwd: str) -> None:
 def run(args: argparse.Namespace) -> int:
     """Decide and print; return 0 allow, 1 warn, 2 deny, 3 ask (a person decides)."""
     from branchkeeper.policy.command import decide_command
-    from branchkeeper.policy.creation import decide_creation
+    from branchkeeper.policy.creation import decide_creation, decide_worktree_creation
 
     base = args.cwd or getattr(args, "directory", None) or os.getcwd()
     cwd = os.path.abspath(base)
@@ -83,7 +84,8 @@ def run(args: argparse.Namespace) -> int:
     if args.creation is not None:
         if words:
             raise BranchkeeperError("give either --creation NAME or a command, not both")
-        decision = decide_creation(args.creation or None, cwd=cwd, route="check")
+        decision = (decide_worktree_creation(args.creation, cwd=cwd) if args.creation else
+                    decide_creation(None, cwd=cwd, route="check"))
     else:
         if not words:
             raise BranchkeeperError('nothing to check: branchkeeper check -- "<command>"')

@@ -22,7 +22,6 @@ proves it safe), never delete a directory by hand, and delete the branch only th
 from __future__ import annotations
 
 import os
-import re
 import shlex
 from collections.abc import Callable
 from pathlib import Path
@@ -39,17 +38,10 @@ from branchkeeper.state.faults import fault
 if TYPE_CHECKING:
     from branchkeeper.actions.interrupt import Signals
 
-#: A worktree name: one safe path component, and ``worktree-<name>`` a valid branch name.
-_NAME = re.compile(r"\A[A-Za-z0-9_][A-Za-z0-9._-]{0,99}\Z")
 WORKTREES_DIR = Path(".claude") / "worktrees"
 EXCLUDE_LINE = "/.claude/worktrees/"
 
 Log = Callable[[str], None]
-
-
-def valid_name(name: str) -> bool:
-    """Whether ``name`` may be used for ``.claude/worktrees/<name>`` and ``worktree-<name>``."""
-    return bool(_NAME.match(name)) and ".." not in name and not name.endswith((".", ".lock"))
 
 
 def _project_dir(event: HookEvent) -> Path:
@@ -84,15 +76,20 @@ def create_worktree(event: HookEvent, *, log: Log) -> A.Answer:
     """Handle WorktreeCreate; see the module docstring.
 
     Returns :data:`~branchkeeper.adapters.hooks.answer.PATH` (the absolute path, and a note),
-    :data:`~branchkeeper.adapters.hooks.answer.REFUSE` when
+    :data:`~branchkeeper.adapters.hooks.answer.REFUSE` for a name that cannot be used (the
+    reason :func:`~branchkeeper.policy.worktree_name.worktree_name_decision` gives, as
+    ``branchkeeper check --creation`` does) or when
     :func:`~branchkeeper.adapters.hooks.glue.creation_verdict` denies, or
-    :data:`~branchkeeper.adapters.hooks.answer.ERROR` for an unusable name or a path that
-    exists and is not a worktree. Git failures raise (the hook aborts the creation).
+    :data:`~branchkeeper.adapters.hooks.answer.ERROR` for a path that exists and is not a
+    worktree. Git failures raise (the hook aborts the creation).
     """
+    from branchkeeper.policy.worktree_name import worktree_name_decision
+
     name = event.worktree_name
-    if not valid_name(name):
-        return A.Answer(A.ERROR, f"branchkeeper: refusing worktree name {name[:200]!r}: use "
-                                 "letters, digits, '.', '_' and '-' only")
+    named = worktree_name_decision(name)  # the same check as `branchkeeper check --creation`
+    if named.reason:
+        return A.Answer(A.REFUSE, f"branchkeeper: [{named.rule_id}] {named.reason} "
+                                  f"{named.way_out}")
     facts = repo_facts(_project_dir(event))
     if facts.toplevel is None:
         return A.Answer(A.ERROR, "branchkeeper: WorktreeCreate needs a work tree")
