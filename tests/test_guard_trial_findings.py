@@ -178,3 +178,50 @@ def test_worktree_create_empty_name_says_it_is_empty(tmp_path: Path) -> None:
     assert (ran.returncode, ran.stdout) == (1, b"")
     assert ran.stderr == (b"branchkeeper: WorktreeCreate failed, the worktree was not created: "
                           b"malformed hook input: field 'name' is empty\n")
+
+
+# -- 4. `git clean -e PATTERN` spares what the pattern matches --------------------------------
+
+def _clean_deny(cwd: Path, command: str, paths: list[str], what: str) -> str:
+    return (f"[R-GIT-DISCARD-CHANGES] `{command}` would discard uncommitted work in {cwd} ({what}):\n"
+            + "".join(f"  - {p}\n" for p in paths) + "\n"
+            f"Commit the work first (git -C {cwd} add -A && git -C {cwd} commit) or stash it "
+            f"(git -C {cwd} stash push --include-untracked), then run the command again; or ask "
+            "a human.\n\n" + BRANCH_LIMIT_PRINCIPLE)
+
+
+@pytest.fixture
+def untracked(tmp_path: Path) -> GitRepo:
+    """One untracked file, u.txt (the only thing `git clean -f` would delete), and an ignored
+    one."""
+    repo = GitRepo.init(tmp_path / "r")
+    repo.commit("base", files={".gitignore": "*.log\n"})
+    (repo.path / "u.txt").write_text("mine\n")
+    (repo.path / "x.log").write_text("log\n")
+    return repo
+
+
+def test_clean_excluding_everything_it_would_delete_is_allowed(
+        untracked: GitRepo, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    for cmd in ("git clean -e u.txt -f", "git clean -f -e '*'", "git clean -fx -e u.txt -e '*.log'",
+                "git clean -f --exclude=u.txt", "git clean -fd -eu.txt"):
+        assert _same_in_check_and_hook(cmd, untracked.path, monkeypatch, capsys)["verdict"] == \
+            "allow", cmd
+
+
+def test_clean_with_excludes_still_judges_what_they_do_not_spare(
+        untracked: GitRepo, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    (untracked.path / "v.txt").write_text("also mine\n")
+    cwd = untracked.path
+    cmd = "git clean -e u.txt -f"
+    checked = _same_in_check_and_hook(cmd, cwd, monkeypatch, capsys)
+    assert checked["text"] == _clean_deny(cwd, cmd, ["v.txt"], "files git does not track")
+    cmd = "git clean -fx -e v.txt"
+    assert decide_command(cmd, cwd=str(cwd)).text == _clean_deny(
+        cwd, cmd, ["u.txt", "x.log"], "files git does not track, ignored ones included")
+    # with -X the patterns add to the ignore rules: u.txt is then deleted too
+    cmd = "git clean -fX -e u.txt"
+    assert decide_command(cmd, cwd=str(cwd)).text == _clean_deny(
+        cwd, cmd, ["u.txt", "x.log"], "files git does not track, ignored ones included")

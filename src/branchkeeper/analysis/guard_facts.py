@@ -290,6 +290,26 @@ def discardable(cwd: str, pathspecs: Sequence[str], *, tracked: bool, untracked:
     return tuple(found)
 
 
+def clean_removes(cwd: str, pathspecs: Sequence[str], *, excludes: Sequence[str],
+                  untracked: bool, ignored: bool, git_dir: str | None = None,
+                  work_tree: str | None = None) -> tuple[str, ...]:
+    """The files ``git clean -f [-x|-X] -e PATTERN... -- PATHSPECS`` run in ``cwd`` deletes, as
+    git's own exclude rules decide (ONE bounded ``ls-files -z --others --full-name``, which
+    applies them as clean does): without ``-x``/``-X`` (``untracked`` alone) the standard ignore
+    rules and the ``-e`` patterns spare a file; ``-x`` (both) only the patterns; ``-X``
+    (``ignored`` alone) deletes what the standard rules or the patterns ignore. Paths relative
+    to the work tree root; files inside untracked directories are listed (as without ``-d``
+    clean would spare them, this errs on the side of judging). Raises GitError."""
+    args = [*_globals(git_dir, work_tree), "ls-files", "-z", "--others", "--full-name"]
+    if not (untracked and ignored):
+        args.append("--exclude-standard")
+    if ignored and not untracked:
+        args.append("--ignored")
+    args += [f"--exclude={e}" for e in excludes]
+    out = run_git([*args, "--", *pathspecs], cwd=cwd, timeout=GUARD_TIMEOUT_S).stdout
+    return tuple(zsplit(out))
+
+
 def is_ancestor(cwd: str, commit: str, rev: str) -> bool:
     """True when ``commit`` is an ancestor of (or equal to) ``rev`` as resolved in ``cwd``: one
     bounded ``merge-base --is-ancestor``. A ``rev`` git cannot resolve is False (not proven).

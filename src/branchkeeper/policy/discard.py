@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 from collections.abc import Sequence
 
-from branchkeeper.analysis.guard_facts import discardable, is_commitish, read_tips
+from branchkeeper.analysis.guard_facts import clean_removes, discardable, is_commitish, read_tips
 from branchkeeper.errors import BranchkeeperError
 from branchkeeper.policy.decision import ALLOW, Decision, Verdict, listed
 from branchkeeper.policy.discard_plan import (
@@ -130,9 +130,15 @@ def discard_decisions(plan: Plan, repos: GuardRepos, unparsed: str) -> list[Deci
                     if listed_specs == ():
                         continue  # the file names no path: nothing is touched
                     specs = listed_specs or ()
-                found = discardable(g.cwd, specs, tracked=x.kind != "clean",
-                                    untracked=x.untracked, ignored=x.ignored, git_dir=g.git_dir,
-                                    work_tree=g.work_tree, staged_only=x.kind == "reset_merge")
+                if x.kind == "clean" and x.excludes:  # git applies its -e patterns itself
+                    found = clean_removes(g.cwd, specs, excludes=x.excludes,
+                                          untracked=x.untracked, ignored=x.ignored,
+                                          git_dir=g.git_dir, work_tree=g.work_tree)
+                else:
+                    found = discardable(g.cwd, specs, tracked=x.kind != "clean",
+                                        untracked=x.untracked, ignored=x.ignored,
+                                        git_dir=g.git_dir, work_tree=g.work_tree,
+                                        staged_only=x.kind == "reset_merge")
                 if x.kind == "clean" and not clean_enters_repositories(g):
                     found = [f for f in found if not _only_repositories(os.path.join(where, f))]
                 if found and x.kind in ("reset_hard", "reset_merge") and _git_refuses(g):

@@ -26,7 +26,8 @@ class Discard(NamedTuple):
     ``pathspecs`` limit what is discarded (relative to the invocation's cwd; () = the whole
     worktree); ``pathspec_file`` names a ``--pathspec-from-file`` (``-`` = stdin), whose
     entries are NUL-separated with ``pathspec_nul``. For ``clean``: ``untracked`` and
-    ``ignored`` say which files it deletes. ``dynamic``: some word is unknown.
+    ``ignored`` say which files it deletes, ``excludes`` the ``-e`` patterns it spares (with
+    ``-X`` they add to the ignore rules instead). ``dynamic``: some word is unknown.
     """
 
     kind: str
@@ -36,6 +37,7 @@ class Discard(NamedTuple):
     dynamic: bool
     pathspec_file: str | None = None
     pathspec_nul: bool = False
+    excludes: tuple[str, ...] = ()
 
 
 _RESET = gitopts.spec(
@@ -163,7 +165,9 @@ def discard(g: GitInvocation) -> Discard | None:
         if p.has("dry-run", "interactive") or not p.has("force"):
             return None
         ops = tuple(t for t, _ in p.operands)
-        return Discard("clean", ops, not p.count("X"), p.count("x", "X") > 0, g.dynamic)
+        excludes = tuple(v for _, v, _ in p.values("exclude") if v is not None)
+        return Discard("clean", ops, not p.count("X"), p.count("x", "X") > 0, g.dynamic,
+                       excludes=excludes)
     if sub == "stash" and args[:1] in (("drop",), ("clear",)):
         return Discard(f"stash_{args[0]}", (), False, False, g.dynamic)
     return None
