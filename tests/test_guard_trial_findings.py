@@ -225,3 +225,47 @@ def test_clean_with_excludes_still_judges_what_they_do_not_spare(
     cmd = "git clean -fX -e u.txt"
     assert decide_command(cmd, cwd=str(cwd)).text == _clean_deny(
         cwd, cmd, ["u.txt", "x.log"], "files git does not track, ignored ones included")
+
+
+# -- 2. `git mv -f SRC DST` writes over DST ---------------------------------------------------
+
+@pytest.fixture
+def moves(tmp_path: Path) -> GitRepo:
+    """a.txt clean, b.txt with an uncommitted edit, u.txt untracked, d/a.txt clean."""
+    repo = GitRepo.init(tmp_path / "r")
+    repo.commit("base", files={"a.txt": "a\n", "b.txt": "b\n", "d/a.txt": "da\n"})
+    (repo.path / "b.txt").write_text("b, edited\n")
+    (repo.path / "u.txt").write_text("mine\n")
+    return repo
+
+
+def _mv_deny(cwd: Path, command: str, paths: list[str]) -> str:
+    return _clean_deny(cwd, command, paths,
+                       "uncommitted changes or untracked files the move writes over")
+
+
+def test_mv_force_over_uncommitted_work_is_denied(
+        moves: GitRepo, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    cwd = moves.path
+    cmd = "git mv -f a.txt b.txt"
+    checked = _same_in_check_and_hook(cmd, cwd, monkeypatch, capsys)
+    assert checked["text"] == _mv_deny(cwd, cmd, ["b.txt"])
+    cmd = "git mv --force a.txt u.txt"
+    assert decide_command(cmd, cwd=str(cwd)).text == _mv_deny(cwd, cmd, ["u.txt"])
+    (cwd / "d" / "a.txt").write_text("da, edited\n")
+    cmd = "git mv -f a.txt d"
+    assert decide_command(cmd, cwd=str(cwd)).text == _mv_deny(cwd, cmd, ["d/a.txt"])
+
+
+def test_mv_over_nothing_at_risk_is_allowed(
+        moves: GitRepo, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    """Without -f git refuses an existing destination; a clean tracked destination is in
+    HEAD; a new name overwrites nothing; a dry run moves nothing; several sources need a
+    directory; the moved file's own edits move with it."""
+    for cmd in ("git mv a.txt b.txt", "git mv -f b.txt a.txt", "git mv -f a.txt new.txt",
+                "git mv -f a.txt d", "git mv -f -n a.txt b.txt", "git mv -f a.txt b.txt d",
+                "git mv -f a.txt b.txt u.txt"):
+        assert _same_in_check_and_hook(cmd, moves.path, monkeypatch, capsys)["verdict"] == \
+            "allow", cmd

@@ -1,6 +1,7 @@
 """Discarding uncommitted work (``R-GIT-DISCARD-CHANGES``; issue 5 section 2): ``reset
 --hard``, ``checkout -f`` / ``checkout -- <paths>``, ``restore``, ``switch -f``, ``clean -f``,
-``stash drop/clear``, and a stash save followed by a drop in one command.
+``stash drop/clear``, ``mv -f`` over a file, and a stash save followed by a drop in one
+command.
 
 :func:`discard_decisions` runs one bounded ``status`` (or one stash look-up) per discarding git
 command, in the worktree it acts on; the deny texts list what would be thrown away.
@@ -9,6 +10,7 @@ command, in the worktree it acts on; the deny texts list what would be thrown aw
 from __future__ import annotations
 
 import os
+import posixpath
 from collections.abc import Sequence
 
 from branchkeeper.analysis.guard_facts import clean_removes, discardable, is_commitish, read_tips
@@ -32,7 +34,8 @@ _DISCARDS = {"reset_hard": "staged or unstaged changes to tracked files",
              "reset_merge": "staged changes", "git_rm_force": "changes to tracked files",
              "checkout_force": "changes to tracked files", "checkout_paths": "changes to tracked files",
              "restore": "changes to tracked files", "switch_force": "changes to tracked files",
-             "clean": "files git does not track"}  # fmt: skip
+             "clean": "files git does not track",
+             "mv_force": "uncommitted changes or untracked files the move writes over"}  # fmt: skip
 
 
 def discard_decision(kind: str, worktree: str, paths: Sequence[str], *, mode: str, how: str,
@@ -125,6 +128,11 @@ def discard_decisions(plan: Plan, repos: GuardRepos, unparsed: str) -> list[Deci
                 found: Sequence[str] = list(read_tips(facts.repo, ["refs/stash"]))
             else:
                 specs = () if x.dynamic else x.pathspecs
+                if x.kind == "mv_force" and not x.dynamic:
+                    moved = _mv_targets(x.pathspecs, g.cwd)
+                    if not moved:
+                        continue  # several sources and no directory to move them into: git refuses
+                    specs = moved
                 if x.pathspec_file is not None and not x.dynamic:
                     listed_specs = pathspecs_from(x.pathspec_file, g.cwd, nul=x.pathspec_nul)
                     if listed_specs == ():
@@ -150,6 +158,17 @@ def discard_decisions(plan: Plan, repos: GuardRepos, unparsed: str) -> list[Deci
             out.append(unparsed_decision(f"`{how}` discards work",
                                          f"git could not answer ({why})"))
     return out
+
+
+def _mv_targets(operands: Sequence[str], cwd: str) -> tuple[str, ...]:
+    """The paths ``git mv -f SRC... DST`` run in ``cwd`` writes over, as literal pathspecs:
+    DST/<name of each SRC> when DST is a directory, else DST itself for one SRC; () when git
+    refuses (several sources, DST no directory). The filesystem only."""
+    *sources, dst = operands
+    if os.path.isdir(os.path.join(cwd, dst)):
+        return tuple(":(literal)" + posixpath.join(dst, posixpath.basename(s.rstrip("/")))
+                     for s in sources)
+    return (":(literal)" + dst,) if len(sources) == 1 else ()
 
 
 def _git_refuses(g: GitInvocation) -> bool:

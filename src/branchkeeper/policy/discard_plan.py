@@ -22,7 +22,8 @@ class Discard(NamedTuple):
 
     ``kind``: ``reset_hard``, ``reset_merge`` (staged changes), ``checkout_force``,
     ``checkout_paths``, ``checkout_maybe_path`` (one operand: a path unless it names a commit),
-    ``restore``, ``switch_force``, ``clean``, ``stash_drop``, ``stash_clear``, ``git_rm_force``.
+    ``restore``, ``switch_force``, ``clean``, ``stash_drop``, ``stash_clear``, ``git_rm_force``,
+    ``mv_force`` (``git mv -f``: ``pathspecs`` are its operands, sources then destination).
     ``pathspecs`` limit what is discarded (relative to the invocation's cwd; () = the whole
     worktree); ``pathspec_file`` names a ``--pathspec-from-file`` (``-`` = stdin), whose
     entries are NUL-separated with ``pathspec_nul``. For ``clean``: ``untracked`` and
@@ -50,6 +51,7 @@ _RESTORE = gitopts.spec(
     "|pathspec-from-file= |pathspec-file-nul"
 )
 _CLEAN = gitopts.spec("d f|force i|interactive n|dry-run q|quiet e|exclude= x X")
+_GIT_MV = gitopts.spec("f|force k n|dry-run v|verbose |sparse")
 _GIT_RM = gitopts.spec("f|force n|dry-run r q|quiet |cached |ignore-unmatch |sparse "
                        "|pathspec-from-file= |pathspec-file-nul")
 
@@ -104,7 +106,8 @@ def discard(g: GitInvocation) -> Discard | None:
     """The uncommitted work this invocation would throw away, or None (issue 5 section 2):
     ``reset --hard``, ``checkout -f`` / ``checkout [<tree-ish>] [--] <paths>``, ``restore``
     (unless ``--staged`` alone), ``switch -f/--discard-changes``, ``clean -f``,
-    ``stash drop/clear``, ``read-tree --reset -u``, ``checkout-index -f`` (issue 17). Paths
+    ``stash drop/clear``, ``read-tree --reset -u``, ``checkout-index -f``, ``mv -f`` over an
+    existing file (issue 17). Paths
     that ``xargs``/``parallel`` add are unknown: the whole worktree counts. Interactive forms
     (``-p``, ``clean -i``) and dry runs are None."""
     sub, args, dyn = g.subcommand, g.args, g.args_dynamic
@@ -120,6 +123,12 @@ def discard(g: GitInvocation) -> Discard | None:
             return None  # without -f git refuses to remove files with changes
         ops = tuple(t for t, _ in p.operands)
         return Discard("git_rm_force", ops, False, False, g.dynamic, *_from_file(p))
+    if sub == "mv":
+        p = gitopts.parse(args, dyn, _GIT_MV)
+        ops = tuple(t for t, _ in p.operands)
+        if not p.has("force") or p.has("dry-run") or (len(ops) < 2 and not fed):
+            return None  # without -f git refuses to move over an existing file
+        return Discard("mv_force", ops, True, True, g.dynamic)
     if sub == "switch":
         p = gitopts.parse(args, dyn, _SWITCH)
         if p.has("force", "discard-changes"):
