@@ -6,6 +6,7 @@ and the PreToolUse hook answer alike."""
 from __future__ import annotations
 
 import json
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -269,3 +270,81 @@ def test_mv_over_nothing_at_risk_is_allowed(
                 "git mv -f a.txt b.txt u.txt"):
         assert _same_in_check_and_hook(cmd, moves.path, monkeypatch, capsys)["verdict"] == \
             "allow", cmd
+
+
+# -- 3. hook input over 4 MiB: judged on what was read, never let through unjudged --------------
+
+_BIG = 5 * 1024 * 1024
+
+
+def _pre(cwd: Path, tool: str, tool_input: dict[str, object]) -> bytes:
+    return json.dumps({"session_id": "s", "cwd": str(cwd), "tool_name": tool,
+                       "tool_input": tool_input}).encode()
+
+
+def _cut_deny(why: str) -> str:
+    return ("[R-GIT-UNPARSED-DESTRUCTIVE] The hook input is larger than 4194304 bytes (4 MiB) and "
+            f"the guard read only its beginning: {why}, so the tool call cannot be judged.\n\n"
+            "Split the work into smaller tool calls (a shorter command, a smaller file written in "
+            "parts); or ask a human.\n\n" + BRANCH_LIMIT_PRINCIPLE)
+
+
+def _answer(ran: subprocess.CompletedProcess[bytes]) -> tuple[str, str]:
+    out = json.loads(ran.stdout)["hookSpecificOutput"]
+    return out["permissionDecision"], out["permissionDecisionReason"]
+
+
+def test_oversized_command_cut_off_is_denied(feat: GitRepo) -> None:
+    from tests.hookutil import run_hook
+
+    ran = run_hook("PreToolUse", None, raw=_pre(feat.path, "Bash", {
+        "command": "git reset --hard main #" + "x" * _BIG}))
+    assert ran.returncode == 0
+    assert _answer(ran) == ("deny", _cut_deny("the command lies past that point"))
+    padded = (b'{"session_id": "s", "cwd": "' + str(feat.path).encode() + b'", "tool_name": "Bash",'
+              + b" " * _BIG + b'"tool_input": {"command": "ls"}}')
+    ran = run_hook("PreToolUse", None, raw=padded)
+    assert _answer(ran) == ("deny", _cut_deny(
+        "what it read is not a whole event (field 'tool_input' must be a JSON object)"))
+    # not even the start of an object within the limit (it once failed open as malformed)
+    ran = run_hook("PreToolUse", None, raw=b" " * (4 * 1024 * 1024 + 10))
+    assert _answer(ran) == ("deny", _cut_deny(
+        "what it read is not a whole event (input must be a JSON object)"))
+
+
+def test_oversized_input_with_the_command_read_whole_is_judged(feat: GitRepo) -> None:
+    """A command read in full is judged as a small payload's would be, in both states."""
+    from tests.hookutil import run_hook
+
+    cmd = "git rebase --onto main feat"
+    ran = run_hook("PreToolUse", None, raw=_pre(feat.path, "Bash", {
+        "command": cmd, "description": "d" * _BIG}))
+    assert _answer(ran) == ("deny", decide_command(cmd, cwd=str(feat.path)).text)
+    feat.branch("feat-keep")
+    ran = run_hook("PreToolUse", None, raw=_pre(feat.path, "Bash", {
+        "command": cmd, "description": "d" * _BIG}))
+    assert (ran.returncode, ran.stdout, ran.stderr) == (0, b"", b"")
+
+
+def test_oversized_write_is_judged_by_its_path(feat: GitRepo) -> None:
+    """A protected path is asked (its content, cut off, counts as unknown); another path
+    passes; after a tool a payload that large still fails open (nothing there guards)."""
+    from tests.hookutil import run_hook
+
+    settings = feat.path / ".claude" / "settings.json"
+    ran = run_hook("PreToolUse", None, raw=_pre(feat.path, "Write", {
+        "file_path": str(settings), "content": "{}" + " " * _BIG}))
+    verdict, text = _answer(ran)
+    assert (verdict, text.split("]")[0]) == ("ask", "[R-BRANCHKEEPER-TAMPER")
+    ran = run_hook("PreToolUse", None, raw=_pre(feat.path, "Write", {
+        "file_path": str(feat.path / "data.txt"), "content": "x" * _BIG}))
+    assert (ran.returncode, ran.stdout, ran.stderr) == (0, b"", b"")
+    ran = run_hook("PreToolUse", None, raw=_pre(feat.path, "Write", {
+        "content": "x" * _BIG, "file_path": str(settings)}))
+    assert _answer(ran) == ("deny", _cut_deny("the path the tool writes lies past that point"))
+    post = json.dumps({"session_id": "s", "cwd": str(feat.path), "tool_name": "Bash",
+                       "tool_input": {"command": "ls"}, "tool_response": "x" * _BIG}).encode()
+    ran = run_hook("PostToolUse", None, raw=post)
+    assert (ran.returncode, ran.stdout, ran.stderr) == (0, b"", (
+        b"branchkeeper hook PostToolUse: ignored: malformed hook input: input larger than "
+        b"4194304 bytes\n"))

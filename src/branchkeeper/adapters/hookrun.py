@@ -15,7 +15,9 @@ wrapper pip generates, which imports ``re``) that calls :func:`main`. This modul
 Robustness: malformed input, a wrong type, a missing field, an unknown host or event, or ANY
 internal error answers the host's fail-open (:meth:`~branchkeeper.adapters.hooks.host.Host.fail_open`:
 never a deny by accident, never a traceback to the agent), one line on stderr and one line in
-``<common git dir>/branchkeeper/hook.log``. When stdout cannot carry a refusal (a deny, a Stop
+``<common git dir>/branchkeeper/hook.log``. Input over the size read before a tool is not
+malformed: it is judged on what was read (:mod:`branchkeeper.adapters.hooks.oversized`), and
+denied where the cut may hide what the guard judges. When stdout cannot carry a refusal (a deny, a Stop
 block, a created worktree's path), the refusal goes to stderr with exit 2 instead. A change
 the hook makes (WorktreeRemove) that SIGINT or SIGTERM stopped at a safe point says so on
 stderr and exits 130.
@@ -128,11 +130,19 @@ def run(host_name: str, event: str) -> int:
 
 
 def _full(host: "Host", event: str, data: bytes) -> int:
-    from branchkeeper.adapters.hooks.event import InputError, decode
+    from branchkeeper.adapters.hooks.event import MAX_INPUT_BYTES, PRE_TOOL, InputError, decode
     from branchkeeper.adapters.hooks.log import describe, log
 
+    # Over the size read, a tool call is not malformed but read in part: judged on what was
+    # read, never let through unjudged (adapters/hooks/oversized.py).
+    cut = len(data) > MAX_INPUT_BYTES and host.EVENTS.get(event) == PRE_TOOL
     try:
-        payload = decode(data)
+        if cut:
+            from branchkeeper.adapters.hooks.event import decode_prefix
+
+            payload = decode_prefix(data)
+        else:
+            payload = decode(data)
         other = host.caller(payload, os.environ)
         if other != host.NAME:
             handed = _hand_over(host, other, event, payload)
@@ -141,9 +151,17 @@ def _full(host: "Host", event: str, data: bytes) -> int:
             host, event = handed
         parsed = host.parse(event, payload)
     except InputError as exc:
+        if cut:
+            return _refuse_cut(host, event, f"what it read is not a whole event ({exc})")
         return _fail(host, event, f"malformed hook input: {exc}")
     except Exception as exc:
         return _fail(host, event, f"could not read hook input: {describe(exc)}")
+    if cut:
+        from branchkeeper.adapters.hooks.oversized import judgeable
+
+        judged = judgeable(parsed)
+        if isinstance(judged, str):
+            return _refuse_cut(host, event, judged)
     if parsed.hook_event_name and parsed.hook_event_name != event:
         log(parsed.cwd, event, f"hook_event_name {parsed.hook_event_name!r} differs; "
                                f"answering as {event}")
@@ -162,6 +180,16 @@ def _full(host: "Host", event: str, data: bytes) -> int:
             return _fail(host, event, str(exc), parsed.cwd)
         return _fail(host, event, f"internal error: {describe(exc)}", parsed.cwd)
     return emit(host.render(parsed, answer))
+
+
+def _refuse_cut(host: "Host", event: str, why: str) -> int:
+    """Deny a tool call whose input was larger than the hook reads (``why``: what was cut)."""
+    from branchkeeper.adapters.hooks.log import log
+    from branchkeeper.adapters.hooks.oversized import refusal
+
+    bare, answer = refusal(host.NAME, event, why)
+    log(_launch_dir(), event, f"input larger than the hook reads; denied: {why}")
+    return emit(host.render(bare, answer))
 
 
 def _hand_over(host: "Host", other: str, event: str, payload: "dict[str, object]"

@@ -183,6 +183,64 @@ def decode(data: bytes) -> dict[str, Any]:
     return payload
 
 
+def decode_prefix(data: bytes) -> dict[str, Any]:
+    """The members of the JSON object ``data`` begins with that ``data`` holds in full, for a
+    payload over :data:`MAX_INPUT_BYTES` of which only a prefix was read: every member before
+    the cut (an object cut inside keeps its own complete members; a string, number or array
+    cut inside is left out). Raises :class:`InputError` when ``data`` does not begin with an
+    object."""
+    import json
+
+    text = data.decode("utf-8", errors="replace")
+    start = len(text) - len(text.lstrip())
+    if not text.startswith("{", start):
+        raise InputError("input must be a JSON object")
+    found, _, _ = _members(text, start, json.JSONDecoder(), 0)
+    return found
+
+
+def _members(text: str, i: int, dec: Any, depth: int) -> tuple[dict[str, Any], int, bool]:
+    """(the complete members of the object at ``text[i] == "{"``, where it ends, whether it
+    ends before the cut)."""
+    out: dict[str, Any] = {}
+    i += 1
+    while True:
+        i = _space(text, i)
+        if text.startswith("}", i):
+            return out, i + 1, True
+        if not text.startswith('"', i):
+            return out, i, False
+        try:
+            key, i = dec.raw_decode(text, i)  # a string: the member's name
+        except ValueError:
+            return out, i, False
+        i = _space(text, i)
+        if not text.startswith(":", i):
+            return out, i, False
+        i = _space(text, i + 1)
+        if text.startswith("{", i) and depth < 32:
+            value, i, whole = _members(text, i, dec, depth + 1)
+            out[key] = value
+            if not whole:
+                return out, i, False
+        else:
+            try:
+                out[key], i = dec.raw_decode(text, i)
+            except (ValueError, RecursionError):
+                return out, i, False
+        i = _space(text, i)
+        if text.startswith(",", i):
+            i += 1
+        elif not text.startswith("}", i):
+            return out, i, False
+
+
+def _space(text: str, i: int) -> int:
+    while i < len(text) and text[i] in " \t\r\n":
+        i += 1
+    return i
+
+
 def text(payload: dict[str, Any], key: str, *, required: bool = False) -> str:
     """``payload[key]`` as a string (``""`` when absent or null). Raises :class:`InputError`
     when it is required and absent, not a string, or holds a NUL byte."""
