@@ -161,7 +161,8 @@ def discard(g: GitInvocation) -> Discard | None:
         return Discard("checkout_paths", paths, False, False, g.dynamic)
     if sub == "restore":
         p = gitopts.parse(args, dyn, _RESTORE)
-        if p.has("patch") or (p.has("staged") and not p.has("worktree")):
+        if p.has("patch") or (p.has("staged") and not p.has("worktree")) or \
+                _restore_refused(p):
             return None
         ops = tuple(t for t, _ in p.operands)
         if not ops and not p.values("pathspec-from-file") and not fed:
@@ -180,6 +181,24 @@ def discard(g: GitInvocation) -> Discard | None:
     if sub == "stash" and args[:1] in (("drop",), ("clear",)):
         return Discard(f"stash_{args[0]}", (), False, False, g.dynamic)
     return None
+
+
+#: The conflict styles ``restore --conflict`` takes (any other is refused).
+_CONFLICT_STYLES = frozenset({"merge", "diff3", "zdiff3"})
+
+
+def _restore_refused(p: gitopts.Parsed) -> bool:
+    """Whether git refuses this ``restore`` before touching a file: ``--staged`` and
+    ``--worktree`` both switched off after one was named ("neither '--staged' or
+    '--worktree' is specified", as ``--no-staged`` alone does), a ``--source`` that begins
+    with ``-`` (no revision does: ``-s --staged``), or a ``--conflict`` style git does not
+    know (``--conflict --staged``)."""
+    named = any(k.removeprefix("no-") in ("staged", "worktree") for k, _, _ in p.options)
+    if named and not p.has("staged", "worktree"):
+        return True
+    if any(not d and (v or "").startswith("-") for _, v, d in p.values("source")):
+        return True
+    return any(not d and v not in _CONFLICT_STYLES for _, v, d in p.values("conflict"))
 
 
 _APPLY = gitopts.spec(

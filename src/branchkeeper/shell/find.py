@@ -12,7 +12,7 @@ from __future__ import annotations
 import posixpath
 
 from branchkeeper.shell.model import FindScope
-from branchkeeper.shell.scope import Inv, Special
+from branchkeeper.shell.scope import SHELL_ONLY_BUILTINS, Inv, Special
 from branchkeeper.shell.words import Word
 
 #: find options before its starting points (``-D`` takes a value).
@@ -30,9 +30,10 @@ _FIND_EXEC = frozenset({"-exec", "-execdir", "-ok", "-okdir"})
 class _FindExpr:
     """One pass over a find expression: the ``-name``/``-iname`` patterns of each ``-o``/``,``
     alternative, the ``-type`` letters, whether ``-delete`` is one of its actions (not an
-    argument of another primary), and each ``-exec`` family command (flag, words)."""
+    argument of another primary), each ``-exec`` family command (flag, words), and whether
+    an ``-exec`` lacks its terminator (``broken``: find then refuses to run at all)."""
 
-    __slots__ = ("alternatives", "delete", "empty", "execs", "exotic", "types")
+    __slots__ = ("alternatives", "broken", "delete", "empty", "execs", "exotic", "types")
 
     def __init__(self, expr: list[Word]) -> None:
         self.alternatives: list[list[tuple[str, bool]]] = [[]]
@@ -41,13 +42,18 @@ class _FindExpr:
         self.empty = False  # -empty: only empty files and directories are selected
         self.exotic = False  # a pattern find matches differently from Python's fnmatch
         self.execs: list[tuple[str, list[Word]]] = []
+        self.broken = False  # an -exec without its `;` or `{} +`
         k = 0
         while k < len(expr):
             value = expr[k].value
             if value in _FIND_EXEC:
                 j = k + 1
-                while j < len(expr) and expr[j].value not in (";", "+"):
+                # `;` ends the command; `+` only right after `{}` (else it is an argument)
+                while j < len(expr) and not (expr[j].value == ";" or (
+                        expr[j].value == "+" and expr[j - 1].value == "{}")):
                     j += 1
+                if j >= len(expr) and not any(w.dynamic for w in expr[k + 1:]):
+                    self.broken = True  # find refuses the whole expression: it runs nothing
                 self.execs.append((value, expr[k + 1:j]))
                 k = j
             elif value in ("-o", "-or", ","):
@@ -116,6 +122,8 @@ def find_exec(inv: Inv, special: Special) -> None:
     are dynamic (find supplies them) and each command carries :func:`find_scope`."""
     starts, i = _find_starts(inv)
     expr = _FindExpr(inv.words[i:])
+    if expr.broken and not inv.forced_dynamic:  # (xargs may append the terminator)
+        return  # `find . -exec rm {}` without `;`: "missing argument to -exec", nothing runs
     scope = None if starts is None else FindScope(tuple(starts), expr.names(),
                                                   expr.types == {"f"})
     inner_cmds: list[tuple[str, list[Word]]] = list(expr.execs)
@@ -130,8 +138,8 @@ def find_exec(inv: Inv, special: Special) -> None:
         # -delete removes each selected file, and a directory only when it is empty
         inner_cmds.append(("-exec", [Word("rm", False), Word("-d", False), Word("{}", True)]))
     for flag, words in inner_cmds:
-        if not words:
-            continue
+        if not words or (not words[0].dynamic and words[0].value in SHELL_ONLY_BUILTINS):
+            continue  # (find runs programs: `-exec eval …` runs nothing)
         cwd = inv.cwd if flag in ("-exec", "-ok") else None
         inner = [Word(w.value, w.dynamic or "{}" in w.value) for w in words]
         found = Inv(inner, cwd, dict(inv.env), set(inv.env_dynamic), scope is None, [],

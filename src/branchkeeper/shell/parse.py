@@ -220,6 +220,8 @@ def git_invocation(inv: Invocation) -> GitInvocation | None:
             work_tree = value
         elif name == "-c":
             key, _, val = value.partition("=")
+            if not vdyn and "." not in key:  # "key does not contain a section": git stops
+                return _make(inv, None, i, cwd, git_dir, work_tree, config, dynamic)
             config.append((key, val))
         elif name == "--bare":
             bare = True

@@ -167,6 +167,10 @@ class Inv:
         return self.stdin_text
 
 
+#: Builtins of the shell that no program on disk implements: a wrapper that runs a program
+#: (``xargs``, ``sudo``, ``env``, ``nice``…, and ``find -exec``) fails to run one of them.
+SHELL_ONLY_BUILTINS = frozenset({"eval", "source", ".", "exec", "trap", "alias"})
+
 #: A script a command runs: (text, dynamic, runs in the current shell, positional parameters).
 Script = tuple[str, bool, bool, "tuple[Word, ...] | None"]
 #: A script file a command runs (:attr:`Special.files`).

@@ -55,6 +55,11 @@ def _shell_shebang(text: str) -> bool:
     return bool(words) and posixpath.basename(words[0]) in _SHELLS
 
 
+def missing(path: str) -> bool:
+    """Whether nothing is at ``path`` (absolute), so a command run by that path cannot start."""
+    return not os.path.lexists(path)
+
+
 def read_script(path: str | None, reads: Reads, *, by_path: bool) -> tuple[str | None, str]:
     """The text of the script at ``path`` (absolute; None when the directory is unknown) and
     why it was not walked when that makes the command unread: (text, "") when it is read,

@@ -484,13 +484,19 @@ def _run_files(inv: Inv, special: Special, scope: Scope, ctx: Ctx, inh: Inherit)
     """The script files ``inv`` runs (``./x.sh``, ``bash x.sh``, ``source x.sh``), read by
     :mod:`branchkeeper.shell.scriptfile` and walked as ``bash -c`` (``source``: in this
     shell); one that cannot be read runs like any program, one a bound stops is unread."""
-    from branchkeeper.shell.scriptfile import Reads, read_script
+    from branchkeeper.shell.scriptfile import Reads, missing, read_script
 
     if ctx.scripts is None:
         ctx.scripts = Reads()
     reads: Reads = ctx.scripts
     stdout: list[Inv] = []
     for path, same_scope, args, by_path in special.files:
+        if by_path and path is not None and ctx.out[:1] == [inv] and not inv.redirects \
+                and missing(path):
+            # `./git reset --hard` with no ./git: bash runs nothing (nothing earlier in the
+            # command could have made it; a redirect would still open its file)
+            ctx.out.remove(inv)
+            return []
         text, why = read_script(path, reads, by_path=by_path)
         if why:
             ctx.reasons.append(why)

@@ -13,7 +13,7 @@ import posixpath
 import re
 
 from branchkeeper.shell.model import interpreter_language
-from branchkeeper.shell.scope import Inv, Scope, Special, resolve
+from branchkeeper.shell.scope import SHELL_ONLY_BUILTINS, Inv, Scope, Special, resolve
 from branchkeeper.shell.words import Word
 
 SHELLS = frozenset({"bash", "sh", "zsh", "dash", "ksh", "mksh", "ash", "busybox", "fish"})
@@ -75,6 +75,23 @@ def _skip_options(words: list[Word], i: int, wrapper: str) -> int:
     return i
 
 
+#: Wrappers the shell itself runs its command through, builtins included.
+_SHELL_WRAPPERS = frozenset({"command", "builtin", "time", "coproc", "{"})
+
+
+def _command_runs(words: list[Word]) -> bool:
+    """Whether ``command [-pvV] NAME…`` runs NAME: not with ``-v``/``-V`` (it prints how
+    NAME would be found), nor with another option letter (bash refuses it)."""
+    for w in words[1:]:
+        if w.dynamic:
+            return True
+        if w.value == "--" or not w.value.startswith("-") or w.value == "-":
+            return True
+        if set(w.value[1:]) - {"p"}:
+            return False
+    return True
+
+
 def strip_wrappers(inv: Inv, scope: Scope) -> str | None:
     """Remove wrapper prefixes from `inv.words` in place; returns an unparsed reason or None."""
     while inv.words:
@@ -86,8 +103,8 @@ def strip_wrappers(inv: Inv, scope: Scope) -> str | None:
         if name not in _WRAPPERS:
             return None
         words = inv.words
-        if name == "command" and any(w.value in ("-v", "-V") for w in words[1:2]):
-            return None  # `command -v git` only looks git up
+        if name == "command" and not _command_runs(words):
+            return None  # `command -v git` only looks git up; `command -x git` fails
         if name == "env":
             i = 1
             while i < len(words):
@@ -142,6 +159,9 @@ def strip_wrappers(inv: Inv, scope: Scope) -> str | None:
             _sudo_dir(inv, words[1:i])
         if i >= len(words):
             return None  # a bare wrapper (`env`, `nohup`) runs nothing further
+        if name not in _SHELL_WRAPPERS and not words[i].dynamic and \
+                words[i].value in SHELL_ONLY_BUILTINS:
+            return None  # `xargs eval …`: no program of that name, nothing runs
         inv.wrappers.extend(w.value for w in words[:i])
         inv.words = words[i:]
     return None
