@@ -38,6 +38,7 @@ SCRIPTS = {
     "noexec.sh": ("rm -f notes.txt\n", False),
     "big.sh": ("#" * MAX_SCRIPT_BYTES + "\nrm -f notes.txt\n", False),
     "bigsafe.sh": ("#" * MAX_SCRIPT_BYTES + "\necho fine\n", False),
+    "bin/tool": ("\x7fELF\x00" + "rm -f notes.txt\n" * 5000, True),  # a program, not text
 }
 
 
@@ -69,7 +70,8 @@ CASES: list[tuple[str, tuple[str, str], tuple[str, str]]] = [
     ("./big.sh", A, A),  # not executable: it does not run
     ("bash big.sh", (D, UNP), (D, UNP)), ("bash bigsafe.sh", A, A),
     # programs the guard does not read, as before
-    ("./tool.py.sh", A, A), ("./noexec.sh", A, A), ("./missing.sh", A, A), ("bash missing.sh", A, A),
+    ("./tool.py.sh", A, A), ("./bin/tool", A, A), ("bash bin/tool", A, A),
+    ("./noexec.sh", A, A), ("./missing.sh", A, A), ("bash missing.sh", A, A),
     ("source missing.sh", A, A),
 ]
 

@@ -26,6 +26,8 @@ MAX_SCRIPTS = 32
 MAX_TOTAL_BYTES = 256 * 1024
 #: How much of a script too large to walk is looked at for ``git`` and ``rm``.
 MAX_SCAN_BYTES = 1024 * 1024
+#: How much of a file is read first to tell a script from a program.
+_HEAD_BYTES = 4096
 #: What stands, for the unread check, for a script it cannot look at: it may run either.
 _MAY_RUN_ANYTHING = "git rm"
 #: What a ``#!`` line may name for the file to be a shell script (``env`` is followed to the
@@ -74,18 +76,22 @@ def read_script(path: str | None, reads: Reads, *, by_path: bool) -> tuple[str |
     try:
         if not os.path.isfile(path) or (by_path and not os.access(path, os.X_OK)):
             return None, ""
-        size = os.path.getsize(path)
-        if len(reads.texts) >= MAX_SCRIPTS or \
-                sum(map(len, reads.texts)) + min(size, MAX_SCRIPT_BYTES) > MAX_TOTAL_BYTES:
-            reads.texts.append(_MAY_RUN_ANYTHING)
-            return None, "more scripts than the guard reads in one command"
         with open(path, "rb") as f:
-            data = f.read(min(size, MAX_SCAN_BYTES) if size > MAX_SCRIPT_BYTES else
-                          MAX_SCRIPT_BYTES + 1)
+            head = f.read(_HEAD_BYTES)  # a program (`/usr/bin/git`) shows itself here
+            if b"\0" in head or (by_path and not _shell_shebang(
+                    head.decode("utf-8", "replace"))):
+                return None, ""
+            size = os.fstat(f.fileno()).st_size
+            if len(reads.texts) >= MAX_SCRIPTS or \
+                    sum(map(len, reads.texts)) + min(size, MAX_SCRIPT_BYTES) > MAX_TOTAL_BYTES:
+                reads.texts.append(_MAY_RUN_ANYTHING)
+                return None, "more scripts than the guard reads in one command"
+            limit = min(size, MAX_SCAN_BYTES) if size > MAX_SCRIPT_BYTES else MAX_SCRIPT_BYTES
+            data = head + f.read(max(0, limit + 1 - len(head)))
         text = data.decode("utf-8", "replace" if size > MAX_SCRIPT_BYTES else "strict")
     except (OSError, UnicodeDecodeError):
         return None, ""
-    if "\x00" in text or (by_path and not _shell_shebang(text)):
+    if "\x00" in text:
         return None, ""
     if size > MAX_SCRIPT_BYTES:
         reads.texts.append(text if size <= MAX_SCAN_BYTES else _MAY_RUN_ANYTHING)
