@@ -25,8 +25,9 @@ from branchkeeper.git.mergetree import (
     remove_stale,
 )
 from branchkeeper.git.parse import ParseError
-from branchkeeper.git.run import GitError, cpu_ticks, processes_started, stream_git
+from branchkeeper.git.run import GitError, processes_started, stream_git
 from branchkeeper.git.types import Oid
+from branchkeeper.git.watchdog import cpu_ticks
 from tests.gitrepo import GitRepo
 
 LINES = "".join(f"line {i}\n" for i in range(1, 21))

@@ -24,7 +24,6 @@ import io
 import os
 import subprocess
 import threading
-import time
 from collections.abc import Iterator, Mapping, Sequence
 from enum import IntEnum
 from pathlib import Path
@@ -308,6 +307,8 @@ def run_git_pipeline(
     or when either process exits non-zero; the error carries the second's output up to that
     point (``stdout``), so the caller can keep what was answered.
     """
+    from branchkeeper.git.watchdog import Watchdog, feed  # streams only: not the hook's path
+
     argv1 = ["git", *first]
     argv2 = ["git", *second]
     _Counter.count += 2
@@ -330,12 +331,12 @@ def run_git_pipeline(
     assert p1.stdout is not None and p1.stderr is not None and p2.stdout is not None
     p1.stdout.close()  # p2 owns the read end now
     errs: dict[int, list[bytes]] = {1: [], 2: []}
-    threads = [threading.Thread(target=_feed, args=(p1, stdin), daemon=True),
+    threads = [threading.Thread(target=feed, args=(p1, stdin), daemon=True),
                threading.Thread(target=lambda: errs[1].append(p1.stderr.read()),  # type: ignore[union-attr]
                                 daemon=True),
                threading.Thread(target=lambda: errs[2].append(p2.stderr.read()),  # type: ignore[union-attr]
                                 daemon=True)]
-    watch = _Watchdog([p1, p2], timeout, idle)
+    watch = Watchdog([p1, p2], timeout, idle)
     for t in threads:
         t.start()
     watch.start()
@@ -395,6 +396,8 @@ def stream_git(
     git exited non-zero (what was yielded before stands: the caller keeps what was answered).
     Closing the generator early ends git.
     """
+    from branchkeeper.git.watchdog import Watchdog, feed  # streams only: not the hook's path
+
     argv = ["git", *args]
     _Counter.count += 1
     try:
@@ -409,8 +412,8 @@ def stream_git(
     threads = [threading.Thread(target=lambda: err_chunks.append(proc.stderr.read()),  # type: ignore[union-attr]
                                 daemon=True)]
     if stdin is not None:
-        threads.append(threading.Thread(target=_feed, args=(proc, stdin), daemon=True))
-    watch = _Watchdog([proc], timeout, idle)
+        threads.append(threading.Thread(target=feed, args=(proc, stdin), daemon=True))
+    watch = Watchdog([proc], timeout, idle)
     for t in threads:
         t.start()
     watch.start()
@@ -436,77 +439,3 @@ def stream_git(
     if proc.returncode != 0:
         raise GitError("git failed", argv=argv, returncode=proc.returncode,
                        stderr=b"".join(err_chunks))
-
-
-def cpu_ticks(pid: int) -> int | None:
-    """User plus system CPU time of process ``pid`` in clock ticks (``/proc/<pid>/stat``);
-    None where that cannot be read (not Linux, the process is gone)."""
-    try:
-        with open(f"/proc/{pid}/stat", "rb") as f:
-            fields = f.read().rpartition(b")")[2].split()
-        return int(fields[11]) + int(fields[12])
-    except (OSError, ValueError, IndexError):
-        return None
-
-
-class _Watchdog:
-    """Ends ``procs`` (SIGTERM) on a whole-run ``timeout``, or with ``idle`` set, once none
-    has shown a sign of life (output, CPU time) for ``idle`` seconds."""
-
-    def __init__(self, procs: Sequence[subprocess.Popen[bytes]], timeout: float,
-                 idle: float | None) -> None:
-        self.procs = list(procs)
-        self.timeout = timeout
-        self.idle = idle
-        self.expired = threading.Event()
-        self._stop = threading.Event()
-        self._last = time.monotonic()
-        self._thread = threading.Thread(target=self._run, daemon=True)
-
-    def start(self) -> None:
-        self._thread.start()
-
-    def answered(self) -> None:
-        self._last = time.monotonic()
-
-    def stop(self) -> None:
-        self._stop.set()
-        self._thread.join()
-
-    def message(self) -> str:
-        if self.idle is None:
-            return f"git timed out after {self.timeout:g} s"
-        return f"git stopped answering: no output and no CPU time for {self.idle:g} s"
-
-    def _run(self) -> None:
-        if self.idle is None:
-            if not self._stop.wait(self.timeout):
-                self._expire()
-            return
-        ticks: list[int | None] = [None] * len(self.procs)
-        while not self._stop.wait(min(self.idle / 4, 5.0)):
-            now_ticks = [cpu_ticks(p.pid) for p in self.procs]
-            if any(n is not None for n in now_ticks) and now_ticks != ticks:
-                ticks = now_ticks
-                self.answered()
-            if time.monotonic() - self._last > self.idle:
-                self._expire()
-                return
-
-    def _expire(self) -> None:
-        self.expired.set()
-        for proc in self.procs:
-            with contextlib.suppress(OSError):
-                proc.terminate()
-
-
-def _feed(proc: subprocess.Popen[bytes], data: bytes) -> None:
-    try:
-        assert proc.stdin is not None
-        proc.stdin.write(data)
-    except (BrokenPipeError, ValueError):
-        pass
-    finally:
-        with contextlib.suppress(OSError):
-            proc.stdin.close()  # type: ignore[union-attr]
-
