@@ -65,7 +65,7 @@ def test_a_tip_whose_own_commit_has_no_patch_is_asked_again_apart(tmp_path: Path
 
 
 def test_line_counts_set_aside_the_tips_a_known_missing_blob_blinds(tmp_path: Path) -> None:
-    from branchkeeper.analysis.commitfacts import range_line_counts
+    from branchkeeper.analysis.diffstreams import range_line_counts
 
     repo = GitRepo.init(tmp_path / "r")
     base = repo.commit("base", files={"a.txt": "a\n"})

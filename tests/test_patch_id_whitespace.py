@@ -102,8 +102,8 @@ def test_patch_id_whitespace_real_rebase_merge_still_proven_on_old_git(
 def _whitespace_blind(monkeypatch: pytest.MonkeyPatch) -> None:
     """Patch-ids as git < 2.39 computes them (``--stable``) on a git that has merge-tree
     ``--stdin``: the content confirmation by merge runs."""
-    from branchkeeper.analysis import commitfacts, inventory, proofs
-    for module in (commitfacts, inventory, proofs):
+    from branchkeeper.analysis import diffstreams, inventory, proofs
+    for module in (diffstreams, inventory, proofs):
         monkeypatch.setattr(module, "patch_id_mode", lambda: "stable")
 
 

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from branchkeeper.analysis import commitfacts
+from branchkeeper.analysis import diffstreams
 from branchkeeper.analysis.inventory import build_inventory
 from branchkeeper.git import mergetree
 from branchkeeper.git.repo import repo_facts
@@ -37,7 +37,7 @@ def _stall(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, *words: str) -> None
                        f'exec {REAL_GIT} "$@"\n')
     wrapper.chmod(0o755)
     monkeypatch.setenv("PATH", f"{bindir}:{Path(REAL_GIT).parent}")
-    monkeypatch.setattr(commitfacts, "IDLE_S", 0.5)
+    monkeypatch.setattr(diffstreams, "IDLE_S", 0.5)
     monkeypatch.setattr(mergetree, "IDLE_S", 0.5)
 
 

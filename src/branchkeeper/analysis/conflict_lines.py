@@ -19,7 +19,7 @@ from collections.abc import Sequence
 from enum import Enum
 from pathlib import Path
 
-from branchkeeper.analysis.commitfacts import PINNED
+from branchkeeper.analysis.diffstreams import PINNED
 from branchkeeper.git.run import GitError, run_git
 
 _HEADER = re.compile(rb"\A([0-9a-f]{40}(?:[0-9a-f]{24})?) ([0-9a-f]{40}(?:[0-9a-f]{24})?)\Z")

@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING
 from branchkeeper import clock
 from branchkeeper.analysis.basehistory import BaseHistory
 from branchkeeper.analysis.classify import Evidence, build_records
-from branchkeeper.analysis.commitfacts import range_line_counts
+from branchkeeper.analysis.diffstreams import range_line_counts
 from branchkeeper.analysis.graph import Subgraph, read_grafts, walk_subgraph
 from branchkeeper.analysis.proofs import Base, Deadline, ProofResult, TipVerdict, prove_tips
 from branchkeeper.analysis.reflog_dates import creation_dates

@@ -20,8 +20,8 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Sequence
 
-from branchkeeper.analysis.commitfacts import Counts, tree_numstat
 from branchkeeper.analysis.conflict_lines import branch_side_counts
+from branchkeeper.analysis.diffstreams import Counts, tree_numstat
 from branchkeeper.analysis.proofcache import decode_pair, encode_pair, pair_key
 from branchkeeper.analysis.proofrun import ProofRun, TipVerdict
 from branchkeeper.git.isolate import Failure
