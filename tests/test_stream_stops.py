@@ -19,7 +19,9 @@ from branchkeeper.git import mergetree
 from branchkeeper.git.repo import repo_facts
 from branchkeeper.git.run import GitError, processes_started, run_git_pipeline
 from branchkeeper.model.config import Config
+from branchkeeper.model.records import MissingChange, Supersession
 from tests.gitrepo import NOW, GitRepo
+from tests.test_verdict import c11_conflict
 
 REAL_GIT = shutil.which("git")
 
@@ -134,3 +136,29 @@ def test_line_counts_of_a_stream_that_stops_answering_are_left_out_and_not_cache
         _stall(tmp_path, m, "--numstat")
         assert lines() == {"live": None}
     assert lines() == {"live": 1}
+
+
+def test_c11_conflict_counts_of_a_stream_that_stops_answering_fall_back_and_are_not_cached(
+        remote_and_clone: tuple[GitRepo, GitRepo], tmp_path: Path,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """The conflicted merge's patch (whole files as context) is a cold-pass stream like the
+    others, bounded by silence (here 0.5 s, not git's fixed 60 s): ended, it leaves the branch
+    superseded by its numstat counts (conflict markers included), which are not cached; the
+    next sweep counts the branch's own lines."""
+    _, w = remote_and_clone
+    ids = c11_conflict(w)
+
+    def superseded() -> Supersession | None:
+        inv = build_inventory(repo_facts(w.path), Config(), now=NOW)
+        return next(r for r in inv.records if r.name == "B1").superseded
+
+    def landed(lib_added: int) -> Supersession:
+        return Supersession(holder=ids["B2"], base="refs/remotes/origin/main",
+                            landed_as=ids["S"], conflicted=True, holder_names=("B2",),
+                            changes=(MissingChange("docs.md", 1, 0),
+                                     MissingChange("lib.py", lib_added, 0)))
+
+    with monkeypatch.context() as m:
+        _stall(tmp_path, m, "-U1000000000")
+        assert superseded() == landed(7)  # 2 lines of its own and 5 of markers
+    assert superseded() == landed(2)

@@ -15,12 +15,13 @@ from __future__ import annotations
 import difflib
 import re
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from enum import Enum
 from pathlib import Path
 
+from branchkeeper.analysis import diffstreams
 from branchkeeper.analysis.diffstreams import PINNED
-from branchkeeper.git.run import GitError, run_git
+from branchkeeper.git.run import GitError, stream_git
 
 _HEADER = re.compile(rb"\A([0-9a-f]{40}(?:[0-9a-f]{24})?) ([0-9a-f]{40}(?:[0-9a-f]{24})?)\Z")
 #: Whole files as context: a conflict hunk's sides are read from the patch.
@@ -104,31 +105,47 @@ def branch_side_counts(root: Path, merges: Sequence[tuple[str, str, str, str]], 
                        env: dict[str, str]) -> Counted:
     """For each conflicted merge ``(target tree, result tree, target commit, tip commit)``: per
     path, ``(added, deleted)`` lines of the branch not on the target (:func:`count_patch`).
-    One ``diff-tree -p --stdin`` process run with ``env`` (the scratch store holding the result
-    trees); {} when git fails (the caller keeps its numstat counts)."""
+    One ``diff-tree -p --stdin`` stream run with ``env`` (the scratch store holding the result
+    trees), read as git writes it (whole files as context: one pair's patch is kept at a time)
+    and bounded by silence like every stream of the cold pass
+    (:data:`branchkeeper.analysis.diffstreams.IDLE_S`, never a fixed time). {} when git fails
+    or stops answering (the caller keeps its numstat counts and caches nothing of it)."""
     todo = list(dict.fromkeys(merges))
     if not todo:
         return {}
     stdin = "".join(f"{a} {b}\n" for a, b, _, _ in todo).encode("ascii")
-    try:
-        data = run_git([*PINNED, "diff-tree", "--stdin", "-p", "-r", *_OPTS], cwd=root,
-                       stdin=stdin, env=env).stdout
-    except GitError:
-        return {}
     labels = {(a, b): (ours, theirs) for a, b, ours, theirs in todo}
     out: Counted = {}
     current: tuple[str, str] | None = None
     chunk: list[bytes] = []
-    for line in data.split(b"\n"):
-        header = _HEADER.match(line)
-        pair = (header.group(1).decode(), header.group(2).decode()) if header else None
-        if pair is not None and pair in labels:
-            if current is not None:
-                out[current] = count_patch(chunk, ours=labels[current][0],
-                                           theirs=labels[current][1])
-            current, chunk = pair, []
-        else:
-            chunk.append(line)
+    try:
+        for line in _lines(stream_git([*PINNED, "diff-tree", "--stdin", "-p", "-r", *_OPTS],
+                                      cwd=root, stdin=stdin, env=env,
+                                      idle=diffstreams.IDLE_S)):
+            header = _HEADER.match(line)
+            pair = (header.group(1).decode(), header.group(2).decode()) if header else None
+            if pair is not None and pair in labels:
+                if current is not None:
+                    out[current] = count_patch(chunk, ours=labels[current][0],
+                                               theirs=labels[current][1])
+                current, chunk = pair, []
+            else:
+                chunk.append(line)
+    except GitError:
+        return {}
     if current is not None:
         out[current] = count_patch(chunk, ours=labels[current][0], theirs=labels[current][1])
     return out
+
+
+def _lines(chunks: Iterable[bytes]) -> Iterator[bytes]:
+    """The lines of a stream given in chunks, without their newline; the last one too."""
+    tail = b""
+    for chunk in chunks:
+        if b"\n" not in chunk:  # a long line: no split until it ends
+            tail += chunk
+            continue
+        parts = (tail + chunk).split(b"\n")
+        tail = parts.pop()
+        yield from parts
+    yield tail
