@@ -29,6 +29,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from branchkeeper.errors import BranchkeeperError
+from branchkeeper.git.objects import tips_missing_objects
 from branchkeeper.git.run import GitError, run_git
 from branchkeeper.git.types import Oid
 from branchkeeper.state.bundles import BundleInfo, remove_debris
@@ -56,6 +57,17 @@ class BundleRaceError(BundleError):
         self.moved = dict(moved)
         names = ", ".join(sorted(self.moved))
         super().__init__(f"refs moved while the recovery bundle was written: {names}")
+
+
+class BundleMissingError(BundleError):
+    """Some refs cannot be bundled: what a bundle of them carries includes an object this
+    repository lacks (a partial clone, an omitted or deleted blob, a damaged pack). ``missing``
+    maps each such ref to that object's id; the other refs can be bundled without them."""
+
+    def __init__(self, missing: Mapping[str, str]) -> None:
+        self.missing = dict(missing)
+        names = ", ".join(f"{ref} (object {oid})" for ref, oid in sorted(self.missing.items()))
+        super().__init__(f"objects missing from this repository for: {names}")
 
 
 def _check_refs(refs: Mapping[str, Oid]) -> None:
@@ -142,6 +154,18 @@ def _write(repo: Path, path: Path, refs: Mapping[str, Oid], negatives: list[Oid]
     return None
 
 
+def _check_objects(repo: Path, refs: Mapping[str, Oid], negatives: list[Oid]) -> None:
+    """Before git is asked to write a bundle of ``refs`` less ``negatives``: one that needs a
+    missing object would fail whole (in a partial clone, try to fetch it); raise
+    :class:`BundleMissingError` naming the refs that need one, so the caller goes on without
+    them."""
+    lacking = tips_missing_objects(repo, [str(t) for t in dict.fromkeys(refs.values())],
+                                   [str(n) for n in negatives])
+    if lacking:
+        raise BundleMissingError({ref: lacking[str(oid)] for ref, oid in refs.items()
+                                  if str(oid) in lacking})
+
+
 def _fsync(path: Path) -> None:
     """Flush the bundle and its directory entry to disk before any ref is deleted, as the
     journal's lines are: a crash right after the deletion must not find a torn bundle."""
@@ -163,10 +187,12 @@ def create_bundle(repo: Path, common_dir: Path, refs: Mapping[str, Oid], *, base
 
     ``repo`` is a work tree (or git dir) of the repository, ``common_dir`` its common git dir,
     ``base`` the default branch's tip (``None``: full bundle), ``label`` a short word for the file
-    name. Returns the verified :class:`BundleInfo`. Raises :class:`BundleRaceError` when a ref no
-    longer points at its expected tip, :class:`BundleError` when git cannot write it or it fails
-    verification (the file is deleted either way), ``ValueError`` for a ref that is not a full
-    name. Implements issue 3 section 3 and the second document's compact-bundle paragraph.
+    name. Returns the verified :class:`BundleInfo`. Raises :class:`BundleMissingError` (before
+    anything is written) naming the refs whose bundle needs an object the repository lacks,
+    :class:`BundleRaceError` when a ref no longer points at its expected tip,
+    :class:`BundleError` when git cannot write it or it fails verification (the file is
+    deleted either way), ``ValueError`` for a ref that is not a full name. Implements issue 3
+    section 3, issue 11 section 4 and the second document's compact-bundle paragraph.
     """
     _check_refs(refs)
     remove_debris(common_dir)  # what an interrupted earlier write left (we hold the lock)
@@ -189,6 +215,7 @@ def create_bundle(repo: Path, common_dir: Path, refs: Mapping[str, Oid], *, base
             except GitError as exc:
                 note = f"full bundle: base history unreadable ({exc.returncode})"
 
+    _check_objects(repo, refs, negatives or [])
     compact = False
     if negatives is not None:
         error = _write(repo, path, refs, negatives)
@@ -203,6 +230,8 @@ def create_bundle(repo: Path, common_dir: Path, refs: Mapping[str, Oid], *, base
         else:
             note = "full bundle: git refused a compact bundle"
     if not compact:
+        if negatives:
+            _check_objects(repo, refs, [])  # a full bundle carries the whole history
         error = _write(repo, path, refs, [])
         if error is not None:
             raise BundleError(f"could not write recovery bundle {path}:\n{error}")

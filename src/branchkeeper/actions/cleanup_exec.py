@@ -5,7 +5,9 @@ default branch's tip is trusted), ONE journal ``begin`` listing each ref, its ol
 restore command, the worktree removals (``git worktree remove`` without ``--force``), ONE
 compare-and-swap ``update-ref --stdin`` transaction, then the remote deletes (one ``ls-remote``,
 one leased ``push``), the per-ref results and the journal ``end``. A failed bundle write or verify
-aborts before anything is touched. The caller holds the mutation lock.
+aborts before anything is touched; a ref whose bundle would need an object the repository
+lacks is kept (``failed``, naming the object) and the others go (issue 11, section 4). The caller
+holds the mutation lock.
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from branchkeeper.actions.archive import ArchiveError, archive_files
-from branchkeeper.actions.bundle import BundleRaceError, create_bundle
+from branchkeeper.actions.bundle import BundleMissingError, BundleRaceError, create_bundle
 from branchkeeper.actions.cleanup import Action, BranchItem, Plan
 from branchkeeper.actions.interrupt import Signals
 from branchkeeper.actions.refupdate import RefOutcome, check_ref_locks, delete_refs_cas
@@ -85,20 +87,36 @@ def dry_run(plan: Plan) -> Outcome:
     return Outcome(plan, list(plan.items), list(plan.remote_items), True, notes=list(plan.notes))
 
 
-def _bundle(plan: Plan, refs: dict[str, Oid], op: str) -> tuple[BundleInfo, dict[str, Oid]]:
-    """Write the bundle; refs that moved meanwhile are dropped (returned as raced)."""
+def _bundle(plan: Plan, refs: dict[str, Oid], op: str, missing: dict[str, str]
+            ) -> tuple[BundleInfo | None, dict[str, Oid]]:
+    """Write the bundle; refs that moved meanwhile are dropped (returned as raced), refs whose
+    bundle needs an object the repository lacks are dropped into ``missing`` (ref -> object id:
+    they are kept, the others still go). None when no ref is left to bundle."""
     facts = plan.inventory.facts
     moved: dict[str, Oid] = {}
-    for _attempt in range(2):
+    for _attempt in range(3):
         try:
             return create_bundle(facts.root, facts.common_dir, refs, base=compact_base(plan),
                                  label=op), moved
+        except BundleMissingError as exc:
+            for ref, oid in exc.missing.items():
+                refs.pop(ref, None)
+                missing[ref] = oid
+            if not refs:
+                return None, moved
         except BundleRaceError as exc:
             for ref in exc.moved:
                 moved[ref] = refs.pop(ref)
             if not refs:
                 raise
     raise BundleRaceError({r: (o, None) for r, o in moved.items()})
+
+
+def missing_reason(oid: str) -> str:
+    """Why a proven branch stays when its recovery bundle cannot be written."""
+    return (f"not deleted: its recovery bundle needs object {oid}, which this repository lacks "
+            "(a partial clone, or a damaged object store); nothing is deleted without its "
+            "bundle")
 
 
 _STOPPED = "interrupted before it was deleted; kept"
@@ -142,8 +160,12 @@ def execute(plan: Plan, *, op: str, fetch_timeout_s: float,
     if stopping():
         outcome.notes.append("interrupted before anything was written")
         return outcome
-    bundle, moved = _bundle(plan, refs, op)
+    missing: dict[str, str] = {}
+    bundle, moved = _bundle(plan, refs, op, missing)
     fault(f"{op}.after_bundle")
+    _keep_missing(outcome, local, remote_go, missing, remote)
+    if bundle is None:
+        return outcome
     outcome.bundle = bundle
     raced_local = {r[len("refs/heads/"):] for r in moved if r.startswith("refs/heads/")}
     raced_remote = {r.rpartition(f"refs/remotes/{remote}/")[2] for r in moved
@@ -228,9 +250,9 @@ def execute(plan: Plan, *, op: str, fetch_timeout_s: float,
                                        else ItemOutcome.FAILED, i.reason, remote)
                             for i in remote_results.values()))
     outcome.items = [results.get(i.name, i) if i.action is Action.DELETE else i
-                     for i in plan.items]
+                     for i in outcome.items]
     outcome.remote_items = [remote_results.get(i.name, i) if i.action is Action.DELETE else i
-                            for i in plan.remote_items]
+                            for i in outcome.remote_items]
     everything = [*results.values(), *remote_results.values()]
     done = sum(i.action is Action.DELETED for i in everything)
     status = (OpStatus.DONE if done == len(everything) else
@@ -238,6 +260,30 @@ def execute(plan: Plan, *, op: str, fetch_timeout_s: float,
     fault(f"{op}.after_records")
     journal.end(op_id, status)
     return outcome
+
+
+def _keep_missing(outcome: Outcome, local: dict[str, BranchItem],
+                  remote_go: dict[str, BranchItem], missing: dict[str, str],
+                  remote: str) -> None:
+    """Take the refs whose bundle needs a missing object out of ``local`` and ``remote_go``
+    and mark them failed in ``outcome`` with :func:`missing_reason`."""
+    kept: dict[tuple[bool, str], str] = {}
+    for ref, oid in missing.items():
+        if ref.startswith("refs/heads/"):
+            kept[(False, ref[len("refs/heads/"):])] = oid
+            local.pop(ref[len("refs/heads/"):], None)
+        else:
+            name = ref[len(f"refs/remotes/{remote}/"):]
+            kept[(True, name)] = oid
+            remote_go.pop(name, None)
+
+    def mark(items: list[BranchItem], *, is_remote: bool) -> list[BranchItem]:
+        return [replace(i, action=Action.FAILED, reason=missing_reason(kept[(is_remote, i.name)]))
+                if i.action is Action.DELETE and (is_remote, i.name) in kept else i
+                for i in items]
+
+    outcome.items = mark(outcome.items, is_remote=False)
+    outcome.remote_items = mark(outcome.remote_items, is_remote=True)
 
 
 def _archives(plan: Plan, local: dict[str, BranchItem]

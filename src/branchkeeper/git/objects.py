@@ -1,6 +1,8 @@
 """Object lookups in one process: the trees of many commits, the entries of a tree.
 
-``cat-file --batch-check`` answers ``<rev>`` lines in order, ``<rev> missing`` for an object it
+:func:`tips_missing_objects` finds the tips a bundle could not carry for want of an object
+(``rev-list --objects --missing=print``, bisected). ``cat-file --batch-check`` answers ``<rev>``
+lines in order, ``<rev> missing`` for an object it
 cannot find (in a partial clone an offline ``cat-file`` dies instead: see
 :mod:`branchkeeper.git.run`, so a failure leaves every answer unknown). ``ls-tree -r -z`` lists
 ``<mode> <type> <oid>\\t<path>`` entries.
@@ -8,12 +10,13 @@ cannot find (in a partial clone an offline ``cat-file`` dies instead: see
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 
 from branchkeeper.git.difftree import split_z
+from branchkeeper.git.isolate import failure_of
 from branchkeeper.git.parse import ParseError
-from branchkeeper.git.run import run_git, stream_git
+from branchkeeper.git.run import GitError, run_git, stream_git
 from branchkeeper.git.types import Oid
 
 
@@ -80,3 +83,51 @@ def missing_objects(root: Path, oids: Iterable[str], *, partial: bool,
         if word == "missing" and oid in todo:
             missing.add(oid)
     return missing
+
+
+#: Most ``rev-list`` processes :func:`tips_missing_objects` starts to isolate the tips that need
+#: a missing object; past it, every tip of a failing group is reported with that group's object.
+MAX_ISOLATING_RUNS = 64
+
+
+def _missing_in(root: Path, tips: Sequence[str], negatives: Sequence[str], timeout: float
+                ) -> str | None:
+    """The first object reachable from ``tips`` and not from ``negatives`` that the repository
+    lacks, or None. ``rev-list --objects --missing=print`` never fetches (nor would any call
+    here: they run offline); a missing commit makes it fail, and git's message names it."""
+    stdin = "".join(f"{t}\n" for t in tips) + "".join(f"^{n}\n" for n in negatives)
+    res = run_git(["rev-list", "--objects", "--missing=print", "--stdin"], cwd=root,
+                  stdin=stdin.encode("ascii"), check=False, timeout=timeout)
+    if res.returncode != 0:  # a missing commit (or tree, on older git): named in the message
+        error = GitError("rev-list failed", argv=["git", "rev-list"], returncode=res.returncode,
+                         stderr=res.stderr)
+        return failure_of(error).oid or "?"
+    for line in res.stdout.decode("ascii", "replace").splitlines():
+        if line.startswith("?"):
+            return line[1:].split(" ", 1)[0]
+    return None
+
+
+def tips_missing_objects(root: Path, tips: Sequence[str], negatives: Sequence[str] = (), *,
+                         timeout: float = 600) -> dict[str, str]:
+    """The tips among ``tips`` whose objects (reachable from the tip, not from any of
+    ``negatives``: what a bundle of them would carry) include one the repository lacks, each
+    with that object's id. One ``rev-list`` when nothing is missing; otherwise the tips are
+    split in halves until each failing one stands alone (about two processes per level for each
+    tip that needs a missing object), at most :data:`MAX_ISOLATING_RUNS` processes: past that a
+    failing group is reported whole. Never fetches. Issue 11, section 4."""
+    out: dict[str, str] = {}
+    runs = 0
+    todo: list[list[str]] = [list(dict.fromkeys(tips))] if tips else []
+    while todo:
+        group = todo.pop()
+        runs += 1
+        oid = _missing_in(root, group, negatives, timeout)
+        if oid is None:
+            continue
+        if len(group) == 1 or runs >= MAX_ISOLATING_RUNS:
+            out.update((t, oid) for t in group)
+            continue
+        half = len(group) // 2
+        todo += [group[half:], group[:half]]
+    return out

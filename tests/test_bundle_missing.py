@@ -1,0 +1,106 @@
+"""One missing object keeps only the branches whose recovery bundle needs it (issue 11,
+section 4): ``sweep --clean`` names the object, keeps those branches and deletes the rest behind
+one bundle, in a repository with one loose blob deleted and in a partial clone that never
+fetched a blob (nothing is fetched)."""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from branchkeeper.git.objects import tips_missing_objects
+from branchkeeper.git.run import processes_started
+from tests.cleanuputil import branches, cli, norm, short
+from tests.gitrepo import GitRepo
+
+
+def _reason(oid: str) -> str:
+    return (f"not deleted: its recovery bundle needs object {oid}, which this repository lacks "
+            "(a partial clone, or a damaged object store); nothing is deleted without its "
+            "bundle")
+
+
+def _merged(w: GitRepo, branches: dict[str, dict[str, str]], days_ago: float) -> None:
+    """Each of ``branches`` (name -> files) made from main's tip, then each merged into main."""
+    start = w.rev("main")
+    for name, files in branches.items():
+        w.switch(name, create=True, start=start)
+        w.commit(name, files=files, days_ago=days_ago + 1)
+    w.switch("main")
+    for name in branches:
+        w.merge(name, days_ago=days_ago)
+
+
+def test_a_deleted_blob_keeps_only_the_branch_that_needs_it(
+        remote_and_clone: tuple[GitRepo, GitRepo], capsys: pytest.CaptureFixture[str]) -> None:
+    _, w = remote_and_clone
+    _merged(w, {n: {f"{n}.txt": f"{n}\n"} for n in ("alpha", "needs", "omega")}, 10)
+    w.git("push", "-q", "origin", "main")
+    blob = w.rev("needs:needs.txt")
+    (w.path / ".git" / "objects" / blob[:2] / blob[2:]).unlink()
+    tips = {n: short(w, n) for n in ("alpha", "needs", "omega", "main")}
+    code, out, err = cli(capsys, w, "sweep", "--clean")
+    assert (code, err) == (5, ""), err
+    assert norm(out) == (
+        "sweep-clean: 4 branches (default branch main)\n"
+        f"  deleted        alpha  {tips['alpha']}  merged into origin/main: every commit is on it\n"
+        "      restore: git fetch BUNDLE refs/heads/alpha:refs/heads/alpha\n"
+        f"  deleted        omega  {tips['omega']}  merged into origin/main: every commit is on it\n"
+        "      restore: git fetch BUNDLE refs/heads/omega:refs/heads/omega\n"
+        f"  failed         needs  {tips['needs']}  {_reason(blob)}\n"
+        f"  kept           main  {tips['main']}  default\n"
+        "bundle: BUNDLE (compact, N bytes, verified)\n"
+        "journal: operation OPID; undo: branchkeeper undo OPID\n")
+    assert branches(w) == ["main", "needs"]
+
+
+def test_the_isolation_is_a_bisection_not_a_process_per_branch(
+        remote_and_clone: tuple[GitRepo, GitRepo]) -> None:
+    _, w = remote_and_clone
+    names = [f"b{i:02d}" for i in range(16)]
+    _merged(w, {n: {f"{n}.txt": f"{n}\n"} for n in names}, 30)
+    blob = w.rev("b05:b05.txt")
+    (w.path / ".git" / "objects" / blob[:2] / blob[2:]).unlink()
+    tips = [w.rev(n) for n in names]
+    parents = [w.rev(f"{n}~1") for n in names]
+    before = processes_started()
+    assert tips_missing_objects(w.path, tips, parents) == {w.rev("b05"): blob}
+    assert processes_started() - before == 9  # 1 + 2 per halving of 16 tips
+    before = processes_started()
+    assert tips_missing_objects(w.path, [t for t in tips if t != w.rev("b05")], parents) == {}
+    assert processes_started() - before == 1
+
+
+def test_a_partial_clone_keeps_the_branch_whose_blob_it_never_fetched(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    bare = GitRepo.init_bare(tmp_path / "src.git")
+    bare.git("config", "uploadpack.allowFilter", "true")
+    seed = GitRepo.init(tmp_path / "seed")
+    seed.commit("x", files={"x.txt": "v1\n"}, days_ago=30)
+    _merged(seed, {"old": {"x.txt": "old\n"}, "fine": {"f.txt": "f\n"}}, 20)
+    seed.commit("x again", files={"x.txt": "v2\n"}, days_ago=18)
+    seed.git("push", "-q", str(bare.path), "main", "old", "fine")
+    subprocess.run(["git", "clone", "-q", "--filter=blob:none", "--no-local",
+                    f"file://{bare.path}", str(tmp_path / "clone")], check=True)
+    clone = GitRepo(tmp_path / "clone")
+    for name in ("old", "fine"):
+        clone.git("branch", "-q", name, f"origin/{name}")
+    blob = seed.rev("old:x.txt")
+    have = clone.git("cat-file", "--batch-all-objects", "--batch-check=%(objectname)")
+    assert blob not in have.split()
+    tips = {n: short(clone, n) for n in ("fine", "old", "main")}
+    code, out, err = cli(capsys, clone, "sweep", "--clean")
+    assert (code, err) == (5, ""), err
+    assert norm(out) == (
+        "sweep-clean: 3 branches (default branch main)\n"
+        f"  deleted        fine  {tips['fine']}  merged into origin/main: every commit is on it\n"
+        "      restore: git fetch BUNDLE refs/heads/fine:refs/heads/fine\n"
+        f"  failed         old  {tips['old']}  {_reason(blob)}\n"
+        f"  kept           main  {tips['main']}  default\n"
+        "bundle: BUNDLE (compact, N bytes, verified)\n"
+        "journal: operation OPID; undo: branchkeeper undo OPID\n")
+    assert branches(clone) == ["main", "old"]
+    # nothing was fetched
+    assert clone.git("cat-file", "--batch-all-objects", "--batch-check=%(objectname)") == have
