@@ -2,7 +2,9 @@
 
 Order, for every command: ONE verified recovery bundle of every ref about to go (compact when the
 default branch's tip is trusted), ONE journal ``begin`` listing each ref, its old tip and its
-restore command, the worktree removals (``git worktree remove`` without ``--force``), ONE
+restore command (with the ``git worktree add`` of a worktree removed first), the worktree
+removals (each archived first with ``--archive-ignored``, the archive journaled as a step before
+that removal; ``git worktree remove`` without ``--force``), ONE
 compare-and-swap ``update-ref --stdin`` transaction, then the remote deletes (one ``ls-remote``,
 one leased ``push``), the per-ref results and the journal ``end``. A failed bundle write or verify
 aborts before anything is touched; a ref whose bundle would need an object the repository
@@ -183,12 +185,11 @@ def execute(plan: Plan, *, op: str, fetch_timeout_s: float,
     for n in raced_local:
         results[n] = replace(local[n], action=Action.RACED, reason="moved while the bundle was "
                              "written; kept")
-    archives, unarchived = _archives(plan, {n: i for n, i in local.items() if n not in results})
-    outcome.archives = archives
-    op_id = journal.begin(op, items, bundle=bundle, note=note, archives=list(archives.values()))
+    op_id = journal.begin(op, items, bundle=bundle, note=note)
     fault(f"{op}.after_begin")
     outcome.op_id = op_id
     expected: dict[str, Oid] = {}
+    removed: set[str] = set()
     for n, i in local.items():
         if n in results:
             continue
@@ -196,20 +197,14 @@ def execute(plan: Plan, *, op: str, fetch_timeout_s: float,
             results[n] = replace(i, action=Action.KEPT, reason=_STOPPED)
             journal.record(op_id, ItemResult(i.ref, ItemOutcome.KEPT, _STOPPED))
             continue
-        if n in unarchived:
-            results[n] = replace(i, action=Action.FAILED, reason="worktree not removed, branch "
-                                 f"kept: {unarchived[n]}")
-            journal.record(op_id, ItemResult(i.ref, ItemOutcome.KEPT, results[n].reason))
-            continue
         if i.worktree:
-            fault(f"{op}.before_worktree_remove")
-            error = _remove_worktree(plan, i.worktree)
-            fault(f"{op}.after_worktree_remove")
+            error = _archive_then_remove(plan, i, journal, op_id, outcome.archives, op=op)
             if error:
                 results[n] = replace(i, action=Action.FAILED,
                                      reason=f"worktree not removed, branch kept: {error}")
                 journal.record(op_id, ItemResult(i.ref, ItemOutcome.KEPT, results[n].reason))
                 continue
+            removed.add(n)
         assert i.tip is not None
         expected[i.ref] = i.tip
     if before_delete_hook is not None:
@@ -217,8 +212,9 @@ def execute(plan: Plan, *, op: str, fetch_timeout_s: float,
     if stopping():
         for ref in expected:
             n = ref[len("refs/heads/"):]
-            results[n] = replace(local[n], action=Action.KEPT, reason=_STOPPED)
-            journal.record(op_id, ItemResult(ref, ItemOutcome.KEPT, _STOPPED))
+            why = _stopped_after_removal(local[n]) if n in removed else _STOPPED
+            results[n] = replace(local[n], action=Action.KEPT, reason=why)
+            journal.record(op_id, ItemResult(ref, ItemOutcome.KEPT, why))
         expected = {}
     cas = delete_refs_cas(facts.root, expected, own_op=op_id) if expected else {}
     fault(f"{op}.after_cas")
@@ -286,24 +282,33 @@ def _keep_missing(outcome: Outcome, local: dict[str, BranchItem],
     outcome.remote_items = mark(outcome.remote_items, is_remote=True)
 
 
-def _archives(plan: Plan, local: dict[str, BranchItem]
-              ) -> tuple[dict[str, ArchiveInfo], dict[str, str]]:
-    """Archive the kept ignored files of each worktree about to go (``--archive-ignored``):
-    (branch -> archive, branch -> why its archive failed: that worktree stays)."""
-    done: dict[str, ArchiveInfo] = {}
-    failed: dict[str, str] = {}
+def _stopped_after_removal(item: BranchItem) -> str:
+    """Why a branch whose worktree was removed is kept: the stop came before its delete."""
+    return (f"interrupted after its worktree {item.worktree} was removed, before the branch was "
+            "deleted; branch kept (branchkeeper undo adds the worktree back)")
+
+
+def _archive_then_remove(plan: Plan, item: BranchItem, journal: Journal, op_id: str,
+                         archives: dict[str, ArchiveInfo], *, op: str) -> str:
+    """Remove ``item``'s worktree: its kept ignored files archived first (``--archive-ignored``;
+    the archive journaled as a step of ``op_id`` before the removal, and added to
+    ``archives``), so a stop before this worktree leaves no archive of it. The reason it
+    stayed, or ``""``."""
     facts = plan.inventory.facts
-    by_path = {str(w.path): w for w in plan.inventory.worktrees}
-    for n, i in local.items():
-        wt = by_path.get(i.worktree or "")
-        if not i.archive or wt is None:
-            continue
+    wt = next((w for w in plan.inventory.worktrees if str(w.path) == item.worktree), None)
+    if item.archive and wt is not None:
         try:
-            done[n] = archive_files(facts.common_dir, wt.path, i.archive, branch=wt.branch,
-                                    head=wt.head, label=wt.path.name)
+            info = archive_files(facts.common_dir, wt.path, item.archive, branch=wt.branch,
+                                 head=wt.head, label=wt.path.name)
         except ArchiveError as exc:
-            failed[n] = f"archive failed: {exc}"
-    return done, failed
+            return f"archive failed: {exc}"
+        journal.step(op_id, [], archives=[info])
+        archives[item.name] = info
+    assert item.worktree is not None
+    fault(f"{op}.before_worktree_remove")
+    error = _remove_worktree(plan, item.worktree)
+    fault(f"{op}.after_worktree_remove")
+    return error
 
 
 def _remove_worktree(plan: Plan, path: str) -> str:

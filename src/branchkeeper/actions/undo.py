@@ -34,6 +34,7 @@ from branchkeeper.actions.undo_checkouts import (
     WorktreeUndo,
     restore_worktrees,
     undo_archive,
+    worktree_add_argv,
 )
 from branchkeeper.errors import BranchkeeperError
 from branchkeeper.git.run import run_git
@@ -195,11 +196,27 @@ def _undo(repo: Path, operation: Operation, *, act: bool) -> UndoReport:
                                  act=act).items)
     if operation.op in WORKTREE_OPS:
         items = tuple(_kept_as_is(i) for i in items)
-    worktrees = restore_worktrees(repo, operation.items, [i.outcome for i in items], act=act)
+    worktrees = restore_worktrees(repo, operation.items, _checkout_refs(repo, operation, items),
+                                  act=act)
     not_back = frozenset(w.path for w in worktrees if w.outcome not in REF_BACK)
     archives = tuple(undo_archive(repo, a, act=act, not_back=not_back)
                      for a in operation.archives)
     return UndoReport(operation, not act, items, archives=archives, worktrees=worktrees)
+
+
+def _checkout_refs(repo: Path, operation: Operation, items: tuple[UndoItem, ...]
+                   ) -> list[UndoOutcome]:
+    """What each item's ref is for its worktree: what undo did with it, except that a local
+    ref the operation never deleted (undo ``SKIPPED`` it) counts as ``PRESENT`` when it exists
+    now: a cleanup stopped after removing the worktree and before deleting the branch leaves
+    the branch to check the worktree out on again (one ``for-each-ref`` when there are
+    such refs)."""
+    kept = [i.ref for i, u in zip(operation.items, items, strict=True)
+            if u.outcome is UndoOutcome.SKIPPED and i.remote is None
+            and worktree_add_argv(i) is not None]
+    now = _current(repo, kept) if kept else {}
+    return [UndoOutcome.PRESENT if u.outcome is UndoOutcome.SKIPPED and i.remote is None
+            and i.ref in now else u.outcome for i, u in zip(operation.items, items, strict=True)]
 
 
 def _kept_as_is(item: UndoItem) -> UndoItem:
