@@ -50,6 +50,27 @@ def hook_in_process(event: str, payload: Any, *, monkeypatch: pytest.MonkeyPatch
     return HookRun(code, out.encode(), err.encode())
 
 
+def check_and_hook_alike(command: str, cwd: Path | str, monkeypatch: pytest.MonkeyPatch,
+                         capsys: pytest.CaptureFixture[str]) -> dict[str, Any]:
+    """``check --json`` of ``command`` in ``cwd``, asserted equal to the PreToolUse hook's
+    answer for the same command (deny: exit 2 and the same text; allow: exit 0, no output)."""
+    from branchkeeper.adapters.cli import main
+
+    code = main(["check", "--json", "--cwd", str(cwd), "--", command])
+    checked: dict[str, Any] = json.loads(capsys.readouterr().out)
+    ran = hook_in_process("PreToolUse", {"session_id": "s", "cwd": str(cwd), "tool_name": "Bash",
+                                         "tool_input": {"command": command}},
+                          monkeypatch=monkeypatch, capsys=capsys)
+    if checked["verdict"] == "deny":
+        assert code == 2
+        answer = json.loads(ran.stdout)["hookSpecificOutput"]
+        assert (answer["permissionDecision"], answer["permissionDecisionReason"]) == \
+            ("deny", checked["text"]), (cwd, command)
+    else:
+        assert (code, ran.stdout) == (0, b""), (cwd, command, ran.stdout)
+    return checked
+
+
 def pruned_now(repo_path: Path) -> None:
     """Record a prune of the checkout at ``repo_path`` at the suite's "now" (the SessionStart
     due rule then has nothing to say)."""

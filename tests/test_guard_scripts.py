@@ -8,18 +8,16 @@ changes) and ``clean`` (nothing uncommitted)."""
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pytest
 
-from branchkeeper.adapters.cli import main
 from branchkeeper.adapters.hooks.glue import needs_guard
 from branchkeeper.policy.command import decide_command
 from branchkeeper.policy.principle import BRANCH_LIMIT_PRINCIPLE
 from branchkeeper.shell.scriptfile import MAX_SCRIPT_BYTES
 from tests.gitrepo import GitRepo
-from tests.hookutil import hook_in_process
+from tests.hookutil import check_and_hook_alike
 
 A, D = ("allow", ""), "deny"
 RMW, DISC, UNP = "R-RM-WORK-AT-RISK", "R-GIT-DISCARD-CHANGES", "R-GIT-UNPARSED-DESTRUCTIVE"
@@ -110,15 +108,4 @@ def test_check_and_hook_answer_alike(repos: Path, monkeypatch: pytest.MonkeyPatc
                                      capsys: pytest.CaptureFixture[str]) -> None:
     for command in ("./cleanup.sh", "bash scripts/reset.sh", "./tidy.sh"):
         for repo in ("risk", "clean"):
-            cwd = str(repos / repo)
-            code = main(["check", "--json", "--cwd", cwd, "--", command])
-            checked = json.loads(capsys.readouterr().out)
-            ran = hook_in_process("PreToolUse", {"session_id": "s", "cwd": cwd, "tool_name": "Bash",
-                                                 "tool_input": {"command": command}},
-                                  monkeypatch=monkeypatch, capsys=capsys)
-            if checked["verdict"] == "deny":
-                assert code == 2
-                answer = json.loads(ran.stdout)["hookSpecificOutput"]
-                assert answer["permissionDecisionReason"] == checked["text"], (repo, command)
-            else:
-                assert (code, ran.stdout) == (0, b""), (repo, command, ran.stdout)
+            check_and_hook_alike(command, repos / repo, monkeypatch, capsys)

@@ -15,26 +15,7 @@ from branchkeeper.adapters.cli import main
 from branchkeeper.policy.command import decide_command
 from branchkeeper.policy.principle import BRANCH_LIMIT_PRINCIPLE
 from tests.gitrepo import GitRepo
-from tests.hookutil import hook_in_process
-
-
-def _same_in_check_and_hook(command: str, cwd: Path, monkeypatch: pytest.MonkeyPatch,
-                            capsys: pytest.CaptureFixture[str]) -> dict[str, object]:
-    """`check --json` of ``command`` in ``cwd``, asserted equal to the PreToolUse answer."""
-    code = main(["check", "--json", "--cwd", str(cwd), "--", command])
-    checked: dict[str, object] = json.loads(capsys.readouterr().out)
-    ran = hook_in_process("PreToolUse", {"session_id": "s", "cwd": str(cwd), "tool_name": "Bash",
-                                         "tool_input": {"command": command}},
-                          monkeypatch=monkeypatch, capsys=capsys)
-    if checked["verdict"] == "deny":
-        assert code == 2
-        answer = json.loads(ran.stdout)["hookSpecificOutput"]
-        assert (answer["permissionDecision"], answer["permissionDecisionReason"]) == \
-            ("deny", checked["text"])
-    else:
-        assert (code, ran.stdout) == (0, b""), ran.stdout
-    return checked
-
+from tests.hookutil import check_and_hook_alike
 
 # -- 1. `git rebase --onto NEW UPSTREAM [BRANCH]` drops UPSTREAM's commits not in NEW ---------
 
@@ -69,7 +50,7 @@ def test_rebase_onto_dropping_the_whole_branch_is_denied(
         capsys: pytest.CaptureFixture[str]) -> None:
     w1, w2 = feat.rev("feat~1")[:7], feat.rev("feat")[:7]
     cmd = "git rebase --onto main feat"
-    checked = _same_in_check_and_hook(cmd, feat.path, monkeypatch, capsys)
+    checked = check_and_hook_alike(cmd, feat.path, monkeypatch, capsys)
     assert checked["text"] == _rebase_deny(cmd, "feat", "feat", "main", [f"{w2} w2", f"{w1} w1"])
     # the same with the branch named, and from another branch
     cmd = "git rebase --onto main feat feat"
@@ -100,7 +81,7 @@ def test_rebase_onto_with_nothing_at_risk_is_allowed(
                 "git rebase -i HEAD~2"):
         assert decide_command(cmd, cwd=cwd).verdict.value == "allow", cmd
     feat.branch("feat-keep")
-    checked = _same_in_check_and_hook("git rebase --onto main feat", feat.path, monkeypatch,
+    checked = check_and_hook_alike("git rebase --onto main feat", feat.path, monkeypatch,
                                       capsys)
     assert checked["verdict"] == "allow"
     feat.git("branch", "-D", "feat-keep")
@@ -207,7 +188,7 @@ def test_clean_excluding_everything_it_would_delete_is_allowed(
         capsys: pytest.CaptureFixture[str]) -> None:
     for cmd in ("git clean -e u.txt -f", "git clean -f -e '*'", "git clean -fx -e u.txt -e '*.log'",
                 "git clean -f --exclude=u.txt", "git clean -fd -eu.txt"):
-        assert _same_in_check_and_hook(cmd, untracked.path, monkeypatch, capsys)["verdict"] == \
+        assert check_and_hook_alike(cmd, untracked.path, monkeypatch, capsys)["verdict"] == \
             "allow", cmd
 
 
@@ -217,7 +198,7 @@ def test_clean_with_excludes_still_judges_what_they_do_not_spare(
     (untracked.path / "v.txt").write_text("also mine\n")
     cwd = untracked.path
     cmd = "git clean -e u.txt -f"
-    checked = _same_in_check_and_hook(cmd, cwd, monkeypatch, capsys)
+    checked = check_and_hook_alike(cmd, cwd, monkeypatch, capsys)
     assert checked["text"] == _clean_deny(cwd, cmd, ["v.txt"], "files git does not track")
     cmd = "git clean -fx -e v.txt"
     assert decide_command(cmd, cwd=str(cwd)).text == _clean_deny(
@@ -250,7 +231,7 @@ def test_mv_force_over_uncommitted_work_is_denied(
         capsys: pytest.CaptureFixture[str]) -> None:
     cwd = moves.path
     cmd = "git mv -f a.txt b.txt"
-    checked = _same_in_check_and_hook(cmd, cwd, monkeypatch, capsys)
+    checked = check_and_hook_alike(cmd, cwd, monkeypatch, capsys)
     assert checked["text"] == _mv_deny(cwd, cmd, ["b.txt"])
     cmd = "git mv --force a.txt u.txt"
     assert decide_command(cmd, cwd=str(cwd)).text == _mv_deny(cwd, cmd, ["u.txt"])
@@ -268,7 +249,7 @@ def test_mv_over_nothing_at_risk_is_allowed(
     for cmd in ("git mv a.txt b.txt", "git mv -f b.txt a.txt", "git mv -f a.txt new.txt",
                 "git mv -f a.txt d", "git mv -f -n a.txt b.txt", "git mv -f a.txt b.txt d",
                 "git mv -f a.txt b.txt u.txt"):
-        assert _same_in_check_and_hook(cmd, moves.path, monkeypatch, capsys)["verdict"] == \
+        assert check_and_hook_alike(cmd, moves.path, monkeypatch, capsys)["verdict"] == \
             "allow", cmd
 
 

@@ -10,17 +10,15 @@ and ``kinds-clean/`` (everything committed and pushed)."""
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pytest
 
-from branchkeeper.adapters.cli import main
 from branchkeeper.git.run import processes_started
 from branchkeeper.policy.command import decide_command
 from branchkeeper.policy.principle import BRANCH_LIMIT_PRINCIPLE
 from tests.guardworld import assert_both_states, world  # noqa: F401 (fixture)
-from tests.hookutil import hook_in_process
+from tests.hookutil import check_and_hook_alike
 
 A, D = ("allow", ""), "deny"
 TR, UNP = "R-FILE-TRUNCATE", "R-GIT-UNPARSED-DESTRUCTIVE"
@@ -89,16 +87,4 @@ def test_check_and_hook_answer_alike(world: Path, monkeypatch: pytest.MonkeyPatc
     """`branchkeeper check` and the PreToolUse hook give the same decision."""
     for command in ("> file.txt", "truncate -s0 notes.txt", ": >> file.txt", "> README.md"):
         for repo in ("kinds", "kinds-clean"):
-            cwd = str(world / repo)
-            code = main(["check", "--json", "--cwd", cwd, "--", command])
-            checked = json.loads(capsys.readouterr().out)
-            ran = hook_in_process("PreToolUse", {"session_id": "s", "cwd": cwd, "tool_name": "Bash",
-                                                 "tool_input": {"command": command}},
-                                  monkeypatch=monkeypatch, capsys=capsys)
-            if checked["verdict"] == "deny":
-                assert code == 2
-                answer = json.loads(ran.stdout)["hookSpecificOutput"]
-                assert (answer["permissionDecision"], answer["permissionDecisionReason"]) == \
-                    ("deny", checked["text"]), (repo, command)
-            else:
-                assert (code, ran.stdout) == (0, b""), (repo, command, ran.stdout)
+            check_and_hook_alike(command, world / repo, monkeypatch, capsys)
