@@ -118,39 +118,41 @@ def _entries(risk: AtRisk) -> list[tuple[str, str]]:
             + [(f"{b.path} (ignored, {b.reason})", b.path) for b in risk.ignored])
 
 
-def work_decision(how: str, lost: Sequence[tuple[str | None, str]]) -> Decision:
-    """``R-RM-WORK-AT-RISK``: ``how`` (the command) would delete ``lost``, (worktree, "path
-    (what it holds)") pairs of work that exists nowhere else."""
+def _at_risk(lost: Sequence[tuple[str | None, str]]) -> tuple[str, list[str], str]:
+    """What a deletion or truncation denial lists: where the work is (one worktree, or
+    several), its lines (prefixed by their worktree when there are several), and the commit or
+    stash that keeps it first."""
     roots = list(dict.fromkeys(r for r, _ in lost if r))
     lines = [f"{shell_quote(r or '')}: {item}" if len(roots) > 1 else item for r, item in lost]
     root = roots[0] if roots else "."
     where = f"the worktree {shell_quote(root)}" if len(roots) == 1 else "these worktrees"
+    keep = ("commit it (" + git_cmd("-C", root, "add", "-A") + " && "
+            + git_cmd("-C", root, "commit") + ") or stash it ("
+            + git_cmd("-C", root, "stash", "push", "--include-untracked") + ")")
+    return where, lines, keep
+
+
+def work_decision(how: str, lost: Sequence[tuple[str | None, str]]) -> Decision:
+    """``R-RM-WORK-AT-RISK``: ``how`` (the command) would delete ``lost``, (worktree, "path
+    (what it holds)") pairs of work that exists nowhere else."""
+    where, lines, keep = _at_risk(lost)
     return Decision(
         Verdict.DENY, R_RM_WORK,
         f"`{how}` would delete work in {where} that exists nowhere else (no commit holds it):\n"
         + "\n".join(listed(lines)),
-        "Keep the work first: commit it (" + git_cmd("-C", root, "add", "-A") + " && "
-        + git_cmd("-C", root, "commit") + ") or stash it ("
-        + git_cmd("-C", root, "stash", "push", "--include-untracked") + "); move an ignored "
-        "file you need somewhere it is kept. Then delete what is left, naming it exactly; or "
-        "ask a human.")
+        f"Keep the work first: {keep}; move an ignored file you need somewhere it is kept. "
+        "Then delete what is left, naming it exactly; or ask a human.")
 
 
 def truncation_decision(how: str, lost: Sequence[tuple[str | None, str]]) -> Decision:
     """``R-FILE-TRUNCATE``: ``how`` (``: > f``, ``truncate -s0 f``, ``cp /dev/null f``) would
     empty ``lost``, (worktree, "path (what it holds)") pairs of work that exists nowhere else."""
-    roots = list(dict.fromkeys(r for r, _ in lost if r))
-    lines = [f"{shell_quote(r or '')}: {item}" if len(roots) > 1 else item for r, item in lost]
-    root = roots[0] if roots else "."
-    where = f"the worktree {shell_quote(root)}" if len(roots) == 1 else "these worktrees"
+    where, lines, keep = _at_risk(lost)
     return Decision(
         Verdict.DENY, R_TRUNCATE,
         f"`{how}` would empty files in {where} whose content exists nowhere else (no commit "
         "holds it):\n" + "\n".join(listed(lines)),
-        "Keep the content first: commit it (" + git_cmd("-C", root, "add", "-A") + " && "
-        + git_cmd("-C", root, "commit") + ") or stash it ("
-        + git_cmd("-C", root, "stash", "push", "--include-untracked") + "); then empty the "
-        "file. Or ask a human.")
+        f"Keep the content first: {keep}; then empty the file. Or ask a human.")
 
 
 def repository_decision(how: str, repo: Repo, unpushed: Unpushed) -> Decision:
