@@ -49,9 +49,9 @@ def test_sweep_and_the_cleanup_plan_word_each_proof_alike(
                    f"copy is {ids['copy']})",
         "squashed": f"squash-merged into origin/main as {ids['squash']}",
     }
+    # the holder beside the proof's words, which say once what merging it there does
     noted = {**words, "inner": words["inner"] + f" (an ancestor of {tips['squashed']}, proven "
-                                                f"squash_merged; merging it into {ids['squash']} "
-                                                "changes nothing)"}
+                                                "squash_merged)"}
     age = {"early": 8, "inner": 8, "merged": 12, "rebased": 10, "squashed": 8}
     code, out, err = cli(capsys, w, "sweep")
     assert (code, err) == (0, "")

@@ -73,6 +73,12 @@ def without_merges(run: ProofRun, pending: Sequence[Oid]) -> None:
 Outcome = tuple[bool, bool, tuple[MissingChange, ...]]
 
 
+def _holder(h: Oid, proof: Proof) -> str:
+    """Which landed tip holds a preserved tip: the note beside the proof's words, which
+    already say what merging it there does (:func:`.dispositions.describe`)."""
+    return f"an ancestor of {h.short}, proven {proof.kind.value}"
+
+
 def tip_subsumed(run: ProofRun, pending: Sequence[Oid]) -> None:
     """Tier 4 (see the module docstring) for every open tip inside a landed branch: each
     ``(landing commit, tip)`` merge comes from the cache or from one ``merge-tree --stdin``
@@ -106,15 +112,12 @@ def tip_subsumed(run: ProofRun, pending: Sequence[Oid]) -> None:
             if outcome[1]:
                 landed = proof.landed_as if proof.kind is ProofKind.SQUASH_MERGED else None
                 run.prove(t, Proof(ProofKind.TIP_SUBSUMED, proof.base, landed, "merge"),
-                          note=f"an ancestor of {h.short}, proven {proof.kind.value}; merging "
-                               f"it into {target.short} changes nothing")
+                          note=_holder(h, proof))
                 break
             if _all_lines_landed(outcome):
                 landed = proof.landed_as if proof.kind is ProofKind.SQUASH_MERGED else None
                 run.prove(t, Proof(ProofKind.TIP_SUBSUMED, proof.base, landed, "content"),
-                          note=f"an ancestor of {h.short}, proven {proof.kind.value}; merging "
-                               f"it into {target.short} conflicts, but every line it changed "
-                               "is there")
+                          note=_holder(h, proof))
                 break
             if first is None:
                 first = (h, proof, outcome)
