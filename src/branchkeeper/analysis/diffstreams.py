@@ -175,7 +175,9 @@ def halves(items: Sequence[K], chunk: int) -> list[Sequence[K]]:
     """``items`` in runs of at most ``chunk``, and at least two when there are
     :data:`PARALLEL_MIN` or more. Runs, not every other item: git reads neighbouring commits
     of one history far faster (their trees share objects it has just unpacked), so callers
-    pass items in history order."""
+    pass items in history order. No items, no runs."""
+    if not items:
+        return []
     parts = max(-(-len(items) // chunk), 2 if len(items) >= PARALLEL_MIN else 1)
     size = -(-len(items) // parts)
     return [items[i:i + size] for i in range(0, len(items), size)]
