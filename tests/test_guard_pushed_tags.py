@@ -9,10 +9,12 @@ no one; its journal or bundles are still asked (issue 19). Each case on two real
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
 
+from branchkeeper.adapters.cli import main
 from branchkeeper.git.run import processes_started
 from branchkeeper.policy.command import decide_command
 from branchkeeper.policy.principle import BRANCH_LIMIT_PRINCIPLE
@@ -137,3 +139,27 @@ def test_tag_delete_counts_only_commits_no_remote_holds(w: Path) -> None:
     before = processes_started()
     assert _decide(w, "unpushed", "git tag -d v1") == ("deny", TAG)
     assert started == processes_started() - before + 1
+
+
+def test_every_rebuilt_file_a_sweep_writes_goes_freely(
+        w: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """After a sweep the git directory holds the inventory cache, the commit facts, the walk,
+    the stored result, the last sweep's rows and the merges' scratch directory (``inner`` is
+    checked by a merge into the squash commit of ``outer``): all rebuilt on demand
+    (docs/architecture.md), so deleting the pushed repository whole asks no one."""
+    t = w / "tagged"
+    c = GitRepo(t)
+    c.switch("inner", create=True)
+    c.commit("inner", files={"a.txt": "a\n"})
+    c.switch("outer", create=True)
+    c.commit("outer", files={"b.txt": "b\n"})
+    c.switch("main")
+    c.squash_merge("outer")
+    c.git("push", "-q", "origin", "main", "inner", "outer")
+    assert main(["-C", str(t), "sweep"]) == 0
+    capsys.readouterr()
+    decide_command("rm -rf .git", cwd=str(t))
+    assert sorted(os.listdir(t / ".git" / "branchkeeper")) == [
+        "cache.json", "commits.bin", "config-cache.json", "last-sweep.json",
+        "sweep-result.json", "tmp", "walk.bin"]
+    assert _decide(w, "tagged", "rm -rf .git") == A

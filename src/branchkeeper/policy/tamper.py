@@ -310,10 +310,11 @@ def _code_writes_protected(inv: Invocation) -> bool:
     return any(n in code for n in _CODE_NAMES) and any(w in code for w in _CODE_WRITES)
 
 
-#: What branchkeeper keeps in ``<common dir>/branchkeeper`` that is rebuilt on demand: caches,
-#: the last sweep's summary, the lock directory (state/).
-_REBUILT = frozenset({"config-cache.json", "commits.bin", "walk.bin", "last-sweep.json",
-                      "sweep-result.json", "locks"})
+#: What branchkeeper keeps in ``<common dir>/branchkeeper`` that is rebuilt on demand
+#: (docs/architecture.md, "Where state lives"): the caches, the stored sweep result, the last
+#: sweep's summary, the merges' scratch directory and the lock directory.
+_REBUILT = frozenset({"config-cache.json", "cache.json", "commits.bin", "walk.bin",
+                      "last-sweep.json", "sweep-result.json", "tmp", "locks"})
 
 
 def _no_record_goes(item: Protected, gone: str) -> bool:
