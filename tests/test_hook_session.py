@@ -139,9 +139,9 @@ def test_scripted_session(remote_and_clone: tuple[GitRepo, GitRepo]) -> None:
         "in main); push them\n    git push -u origin bravo\n"
         f"- charlie: commits no remote holds (tip {tips[3][:SHORT]}: not on any origin branch nor "
         "in main); push them\n    git push -u origin charlie\n"
-        f"- delta: uncommitted changes in {work.path} (notes.txt); commit them\n"
+        f"- delta: uncommitted changes in {work.path} (notes.txt); commit and push them\n"
         f"    git -C {work.path} add -- notes.txt && git -C {work.path} commit -m '<what the "
-        "change does>'\n\n" + BRANCH_LIMIT_PRINCIPLE)
+        f"change does>' && git -C {work.path} push -u origin delta\n\n" + BRANCH_LIMIT_PRINCIPLE)
 
     _quiet(agent.bash("git add -A && git commit -q -m notes"))
     _quiet(agent.bash("git push -q -u origin bravo charlie delta"))

@@ -124,9 +124,9 @@ def test_stop_with_a_dirty_touched_branch_is_refused(world: Path, case: HostCase
     (wt / "notes.txt").write_text("unsaved\n")
     refused = fire(work.path, case.name, stop_event, stop_payload)
     reason = ("branchkeeper: do not stop yet; finish the work on these branches first (the "
-              f"Stop guard):\n- {branch}: uncommitted changes in {wt} (notes.txt); commit "
-              f"them\n    git -C {wt} add -- notes.txt && git -C {wt} commit -m '<what the "
-              f"change does>'\n\n{BRANCH_LIMIT_PRINCIPLE}")
+              f"Stop guard):\n- {branch}: uncommitted changes in {wt} (notes.txt); commit and "
+              f"push them\n    git -C {wt} add -- notes.txt && git -C {wt} commit -m '<what the "
+              f"change does>' && git -C {wt} push -u origin {branch}\n\n{BRANCH_LIMIT_PRINCIPLE}")
     assert (refused.returncode, refused.stdout, refused.stderr) == (0, case.block(reason), b"")
 
 
@@ -192,9 +192,9 @@ def test_codex_apply_patch_is_a_touch_the_stop_guard_judges(world: Path) -> None
     assert (recorded.returncode, recorded.stdout, recorded.stderr) == (0, b"", b"")
     refused = fire(work.path, "codex", stop_event, stop_payload)
     reason = ("branchkeeper: do not stop yet; finish the work on these branches first (the "
-              f"Stop guard):\n- patched: uncommitted changes in {wt} (added.txt); commit "
-              f"them\n    git -C {wt} add -- added.txt && git -C {wt} commit -m '<what the "
-              f"change does>'\n\n{BRANCH_LIMIT_PRINCIPLE}")
+              f"Stop guard):\n- patched: uncommitted changes in {wt} (added.txt); commit and "
+              f"push them\n    git -C {wt} add -- added.txt && git -C {wt} commit -m '<what the "
+              f"change does>' && git -C {wt} push -u origin patched\n\n{BRANCH_LIMIT_PRINCIPLE}")
     assert (refused.returncode, refused.stdout, refused.stderr) == (
         0, dump({"decision": "block", "reason": reason}).encode(), b"")
 

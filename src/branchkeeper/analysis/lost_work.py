@@ -239,22 +239,31 @@ def _prunable_item(w: WorktreeWork, head: Oid, remote: str | None) -> LostWork:
 
 
 def save_command(w: WorktreeWork, remote: str | None) -> str | None:
-    """The command that secures a dirty worktree (:func:`commit_command`), then pushes the
-    commit to ``remote``: onto its work branch (``push -u remote BRANCH``), or, for a shared
-    branch or a detached HEAD, onto a branch of its own the worktree switches to first
-    (``switch -c rescue/wip-<dir>-<sha>``: a WIP commit never goes onto a shared branch).
-    Without a remote the commit stays local (on that own branch where one is needed). ``None``
-    when nothing but agent configuration is dirty."""
-    command = commit_command(w.path, w.dirty)
+    """The command that secures the dirty worktree ``w``: :func:`secure_command` for its
+    checkout."""
+    return secure_command(w.path, w.dirty, branch=w.branch, shared=w.shared, head=w.head,
+                          remote=remote)
+
+
+def secure_command(path: str, dirty: Sequence[str], *, branch: str | None, shared: bool,
+                   head: Oid | None, remote: str | None, message: str = "WIP: save work"
+                   ) -> str | None:
+    """The one command that secures a worktree's uncommitted ``dirty`` paths
+    (:func:`commit_command`), then pushes the commit to ``remote`` (:func:`push_argv`): onto
+    its work ``branch``, or, for a ``shared`` branch or a detached HEAD (``branch`` None), onto
+    a branch of its own the worktree switches to first (``switch -c rescue/wip-<dir>-<sha>``
+    from ``head``: a WIP commit never goes onto a shared branch). ``remote`` None (none is
+    configured): the commit stays local, and nothing is said of pushing. ``None`` when nothing
+    but agent configuration is dirty. Used by the lost-work list and the Stop guard."""
+    command = commit_command(path, dirty, message=message)
     if command is None:
         return None
-    branch = w.branch
-    if (w.shared or branch is None) and w.head is not None:
-        branch = _rescue_name("wip-", Path(w.path).name, w.head)
-        command = shlex.join(["git", "-C", w.path, "switch", "-c", branch]) + " && " + command
+    if (shared or branch is None) and head is not None:
+        branch = _rescue_name("wip-", Path(path).name, head)
+        command = shlex.join(["git", "-C", path, "switch", "-c", branch]) + " && " + command
     if remote is None or branch is None:
         return command
-    return command + " && " + shlex.join(["git", "-C", w.path, *push_argv(remote, branch)[1:]])
+    return command + " && " + shlex.join(["git", "-C", path, *push_argv(remote, branch)[1:]])
 
 
 def _worktree_items(w: WorktreeWork, remote: str | None) -> list[LostWork]:

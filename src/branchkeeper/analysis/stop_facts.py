@@ -18,7 +18,7 @@ from pathlib import Path
 from branchkeeper.analysis.lost_work import agent_config
 from branchkeeper.analysis.refs import matches_any, read_refs, resolve_default_branch
 from branchkeeper.git.parse import parse_status_z
-from branchkeeper.git.repo import RepoFacts, list_worktrees
+from branchkeeper.git.repo import RepoFacts, list_worktrees, read_remote_config
 from branchkeeper.git.run import run_git
 from branchkeeper.git.types import Oid
 from branchkeeper.model.config import Config
@@ -55,11 +55,15 @@ class BranchFacts:
 
 @dataclass(frozen=True, slots=True)
 class StopFacts:
-    """The facts of every judged branch, plus the repository's ``remote`` and ``default``."""
+    """The facts of every judged branch, plus the repository's ``remote`` and ``default``
+    (and whether that remote is configured)."""
 
     remote: str
     default: str | None
     branches: dict[str, BranchFacts]
+    #: whether ``remote`` is configured (its URL set, or refs of it present): else nothing is
+    #: pushed and the commands say nothing of pushing
+    remote_configured: bool = True
 
 
 def _dirty(path: str) -> tuple[tuple[str, ...], int, str]:
@@ -169,4 +173,5 @@ def gather_stop_facts(facts: RepoFacts, config: Config, names: Iterable[str]) ->
             name=n, local_tip=tip, remote_tip=rtips[n], worktree=holders.get(n), dirty=dirty,
             dirty_count=count, unpushed=tip is not None and tip in uncontained,
             merged_into=merged, role=role(n), error=error)
-    return StopFacts(remote, default.name, out)
+    configured = bool(table.remote) or read_remote_config(root, remote).configured
+    return StopFacts(remote, default.name, out, configured)

@@ -23,7 +23,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from enum import StrEnum
 
-from branchkeeper.analysis.lost_work import commit_command
+from branchkeeper.analysis.lost_work import secure_command
 from branchkeeper.analysis.stop_facts import BranchFacts, StopFacts
 from branchkeeper.git.types import push_argv
 from branchkeeper.policy.principle import BRANCH_LIMIT_PRINCIPLE
@@ -144,10 +144,15 @@ def _branch_findings(b: BranchFacts, scope: Scope, facts: StopFacts,
     if scope is Scope.OWN and b.worktree and b.dirty_count:
         shown = ", ".join(b.dirty[:5]) + (f", ... ({b.dirty_count} in all)"
                                           if b.dirty_count > 5 else "")
-        # the paths to commit, named; the agent's own configuration is never among them
-        command = commit_command(b.worktree, b.dirty, message="<what the change does>")
+        # the paths to commit, named (the agent's own configuration is never among them), and
+        # the commit pushed where a remote is configured: what the lost-work list prints
+        pushed = remote if facts.remote_configured else None
+        command = secure_command(b.worktree, b.dirty, branch=b.name, shared=bool(b.role),
+                                 head=b.local_tip, remote=pushed,
+                                 message="<what the change does>")
         out.append(Finding(b.name, Check.DIRTY,
-                           f"uncommitted changes in {b.worktree} ({shown}); commit them",
+                           f"uncommitted changes in {b.worktree} ({shown}); commit "
+                           f"{'and push ' if pushed else ''}them",
                            (command,) if command else (), True))
     if (b.merged_into is not None and not b.role
             and (not subagent or _merged_by(threads, b.merged_into, thread))):
@@ -165,7 +170,8 @@ def _branch_findings(b: BranchFacts, scope: Scope, facts: StopFacts,
                            f"merged into {b.merged_into} but not deleted (still "
                            f"{', '.join(where)}); delete it", tuple(cmds), True))
         return out  # merged: its commits are held, the unpushed check does not apply
-    if b.unpushed and b.merged_into is None:
+    if b.unpushed and b.merged_into is None and facts.remote_configured:
+        # (without a remote nothing can be pushed: where work lives is not judged, as in sweep)
         blocks = not subagent or unpushed_subagent == "block"
         if not subagent or unpushed_subagent != "off":
             tip = b.local_tip.short if b.local_tip is not None else "?"
