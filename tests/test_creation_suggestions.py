@@ -213,10 +213,23 @@ def test_a_denial_says_what_the_sweep_says_of_a_worktree_holding_work(
                  "why": f"not deleted: checked out in worktree {wts['kept']}, "
                         + held.format("1 untracked file(s): notes.txt")}}
     said = {name: c["command"] or c["why"] for name, c in cleanup.items()}
+    # below each, what its worktree holds, in the words of the sweep's LOST WORK RISK section
+    risk = {i["worktree"]: f"\n    LOST WORK RISK: worktree {i['subject']}  {i['detail']}; "
+                           + ("keep them" if i["kind"] == "ignored_files" else "secure it")
+                           + f": {i['secure']}"
+            for i in doc["lost_work"] if i["kind"] != "unpushed_branch"}
+    assert sorted(risk) == sorted(str(wts[n]) for n in ("ignored", "dirty", "kept"))
+    code, text, _ = cli(capsys, w, "sweep")
+    for line in risk.values():
+        head, _, action = line.removeprefix("\n    LOST WORK RISK: ").partition("; ")
+        assert f"\n  {head}\n    {action}\n" in text
     listing = [f"  - clean (merged, 21d old, worktree {wts['clean']}): {said['clean']}",
-               f"  - ignored (merged, 20d old, worktree {wts['ignored']}): {said['ignored']}",
-               f"  - dirty (merged, 19d old, worktree {wts['dirty']}): {said['dirty']}",
-               f"  - kept (merged, 18d old, worktree {wts['kept']}): {said['kept']}",
+               f"  - ignored (merged, 20d old, worktree {wts['ignored']}): {said['ignored']}"
+               + risk[str(wts["ignored"])],
+               f"  - dirty (merged, 19d old, worktree {wts['dirty']}): {said['dirty']}"
+               + risk[str(wts["dirty"])],
+               f"  - kept (merged, 18d old, worktree {wts['kept']}): {said['kept']}"
+               + risk[str(wts["kept"])],
                "  - live (live, 1d old)"]
     denial = (
         "[R-BRANCH-WIP-CAP] Creating more would exceed the WIP cap: 5 open work branches, cap 3 "

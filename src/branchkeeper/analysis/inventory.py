@@ -18,7 +18,7 @@ creation dates, lines changed, commits behind), then build the records
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -226,12 +226,15 @@ def build_inventory(
     return inv
 
 
-def record_sweep(inv: Inventory, worktrees: Sequence[RetireView] = ()) -> None:
+def record_sweep(inv: Inventory, worktrees: Sequence[RetireView] = (),
+                 lost: Mapping[str, Sequence[str]] | None = None) -> None:
     """Write the last-sweep file of ``inv`` (``state.last_sweep``): its records and, for each
     proven branch, the ``cleanup`` text the sweep prints for it
     (:func:`~branchkeeper.analysis.suggest.cleanup_suggestion`), read with the record of the
     linked worktree it is checked out in from ``worktrees`` (``WorktreeRecord`` values): what
-    the creation denials print. Errors writing are ignored (a small state file)."""
+    the creation denials print, with ``lost``, the LOST WORK RISK lines of each worktree
+    (``analysis.lost_work.worktree_risks``). Errors writing are ignored (a small state
+    file)."""
     by_path = {str(w.worktree.path): w for w in worktrees}
     write_last_sweep(
         inv.facts.common_dir, inv.records, inv.now, refs=inv.refs, config=config_key(inv.config),
@@ -239,7 +242,8 @@ def record_sweep(inv: Inventory, worktrees: Sequence[RetireView] = ()) -> None:
                          for r in inv.records),
         cleanup={r.name: cleanup_suggestion(r, by_path.get(r.worktree) if r.worktree else None
                                             ).text
-                 for r in inv.records if r.state.preserved})
+                 for r in inv.records if r.state.preserved},
+        lost=lost)
 
 
 # -- read the refs ------------------------------------------------------------------------------

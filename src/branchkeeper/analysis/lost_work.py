@@ -96,6 +96,41 @@ class LostWork:
                 "worktree": self.worktree}
 
 
+def lost_parts(i: LostWork) -> tuple[str, str, str]:
+    """How the sweep's LOST WORK RISK section words one piece of work: (what it is, shown
+    bold: ``feat``, ``worktree /path``, ``stash@{0}``, ``ref refs/...``; what is at risk;
+    ``secure it: <command>``, or ``keep them: ...`` for ignored files)."""
+    if i.kind is LostKind.UNPUSHED_BRANCH:
+        age = "?" if i.age_days is None else f"{i.age_days:.0f}d"
+        rest = (f"{'?' if i.count is None else i.count} commit(s) no remote holds, {age} old"
+                + (f", worktree {i.worktree}" if i.worktree else ""))
+        head = i.subject
+    else:
+        label = {LostKind.STASH: "", LostKind.KEPT_REF: "ref "}.get(i.kind, "worktree ")
+        head, rest = f"{label}{i.subject}", i.detail
+    verb = "keep them" if i.kind is LostKind.IGNORED_FILES else "secure it"
+    return head, rest, f"{verb}: {i.secure}"
+
+
+def risk_line(i: LostWork) -> str:
+    """One piece of work as one line, in the sweep's words (:func:`lost_parts`):
+    ``LOST WORK RISK: worktree /path  1 uncommitted or untracked file(s): a; secure it: ...``,
+    what the creation denials print for a listed branch's worktree."""
+    head, rest, action = lost_parts(i)
+    return f"LOST WORK RISK: {head}  {rest}; {action}"
+
+
+def worktree_risks(lost: Sequence[LostWork]) -> dict[str, list[str]]:
+    """Worktree path -> the :func:`risk_line` of each piece of work in it that is not a
+    branch's commits (its uncommitted files, a detached commit, ignored files): what the
+    last-sweep file keeps for the creation denials."""
+    out: dict[str, list[str]] = {}
+    for i in lost:
+        if i.kind is not LostKind.UNPUSHED_BRANCH and i.worktree:
+            out.setdefault(i.worktree, []).append(risk_line(i))
+    return out
+
+
 @dataclass(frozen=True, slots=True)
 class Stash:
     """One stash entry: its commit, ``stash@{N}``, commit time (unix s), subject."""

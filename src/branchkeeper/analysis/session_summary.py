@@ -174,7 +174,7 @@ def _inventory_rows(facts: RepoFacts, config: Config, budget_ms: int, started: f
                     ) -> tuple[list[SummaryRow], list[LostWork], int, DefaultBranch, str,
                                list[Worktree]]:
     from branchkeeper.analysis.inventory import build_inventory, record_sweep
-    from branchkeeper.analysis.lost_work import survey_local_work
+    from branchkeeper.analysis.lost_work import survey_local_work, worktree_risks
 
     last = read_last_sweep(facts.common_dir)  # read BEFORE the new inventory overwrites it
     inv = build_inventory(facts, config, budget_ms=budget_ms, record=False, reuse=True)
@@ -182,11 +182,12 @@ def _inventory_rows(facts: RepoFacts, config: Config, budget_ms: int, started: f
     # last-sweep file is written once they are read, with what they hold
     deadline = max(started + budget_ms / 1000.0, time.monotonic() + budget_ms / 4000.0)
     worktrees: list[WorktreeRecord] = []
+    risks = None
     try:
         work = survey_local_work(inv, deadline=deadline)
-        worktrees = work.worktrees
+        worktrees, risks = work.worktrees, worktree_risks(work.lost)
     finally:
-        record_sweep(inv, worktrees)
+        record_sweep(inv, worktrees, risks)
     lost = work.lost
     rows: list[SummaryRow] = []
     unclassified = 0

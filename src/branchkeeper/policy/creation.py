@@ -14,7 +14,7 @@ import fnmatch
 import heapq
 import os
 import re
-from collections.abc import Callable, Container
+from collections.abc import Callable, Container, Mapping
 from typing import TYPE_CHECKING, NamedTuple
 
 from branchkeeper.analysis.guard_facts import LeanRefs, now
@@ -218,7 +218,8 @@ def _present(b: OpenBranch) -> OpenBranch:
     return b._replace(worktree=None)
 
 
-def _line(b: OpenBranch, cleanup: dict[str, object] | None = None, local: bool = True) -> str:
+def _line(b: OpenBranch, cleanup: dict[str, object] | None = None, local: bool = True,
+          lost: Mapping[str, object] | None = None) -> str:
     b = _present(b)
     label = b.state or "state unknown"
     if b.stage and b.state != "dormant":
@@ -229,16 +230,22 @@ def _line(b: OpenBranch, cleanup: dict[str, object] | None = None, local: bool =
     text = f"  - {shell_quote(b.name)} ({label}, {_age(b)}{where})"
     if b.group == 0:
         text += f": {_cleanup(b, cleanup, local)}"
+        # what its worktree holds, as the sweep's LOST WORK RISK section said it
+        risks = lost.get(b.worktree) if b.worktree and lost else None
+        if type(risks) is list:
+            text += "".join(f"\n    {r}" for r in risks if type(r) is str)
     return text
 
 
 def branch_listing(branches: list[OpenBranch], cleanup: dict[str, object] | None = None,
-                   local: Container[str] | None = None) -> list[str]:
+                   local: Container[str] | None = None,
+                   lost: Mapping[str, object] | None = None) -> list[str]:
     """Merged first (with what deletes them: ``cleanup``, the last sweep's texts, see
-    :func:`_cleanup`), then dormant, then live, each oldest first and then by name; at most
-    MAX_LINES lines plus "and N more"; ``local``, the local branch names now (None: all are).
-    Only the groups the listing reaches are ordered
-    (thousands of branches, twenty lines)."""
+    :func:`_cleanup`; and below one checked out in a worktree that holds work, the LOST WORK
+    RISK lines the sweep printed for it: ``lost``, worktree path -> lines), then dormant,
+    then live, each oldest first and then by name; at most MAX_LINES lines plus "and N more";
+    ``local``, the local branch names now (None: all are). Only the groups the listing
+    reaches are ordered (thousands of branches, twenty lines)."""
     groups: tuple[list[OpenBranch], ...] = ([], [], [])
     merged, dormant, live = (g.append for g in groups)
     for b in branches:
@@ -254,7 +261,7 @@ def branch_listing(branches: list[OpenBranch], cleanup: dict[str, object] | None
             break
         ordered += heapq.nsmallest(MAX_LINES - len(ordered), group,
                                    key=lambda b: (-(b.age_days or 0.0), b.name))
-    lines = [_line(b, cleanup, local is None or b.name in local) for b in ordered]
+    lines = [_line(b, cleanup, local is None or b.name in local, lost) for b in ordered]
     if len(branches) > MAX_LINES:
         lines.append(f"  ... and {len(branches) - MAX_LINES} more")
     return lines
@@ -320,7 +327,8 @@ def creation_decision(name: str | None, view: CreationView) -> Decision:
                                       "for merged/dormant labels.)"]
         way = "\n".join([
             "Finish or clear an open branch first (merged ones are proven and cheapest):",
-            *branch_listing(branches, view.sweep.cleanup, view.table.local), *note,
+            *branch_listing(branches, view.sweep.cleanup, view.table.local, view.sweep.lost),
+            *note,
             "`branchkeeper sweep --clean` deletes every proven branch nothing refuses, in one "
             "lossless step; or "
             "continue the work on one of the branches above instead of a new one. A human's "

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 from branchkeeper.analysis.inventory import Inventory
 from branchkeeper.analysis.kept import KeptTip
 from branchkeeper.analysis.line_hints import line_hint
-from branchkeeper.analysis.lost_work import LostKind, LostWork
+from branchkeeper.analysis.lost_work import LostKind, LostWork, lost_parts
 from branchkeeper.analysis.suggest import cleanup_suggestion
 from branchkeeper.git.types import push_argv
 from branchkeeper.model.records import BranchAction, BranchRecord, BranchState, CommandVerdict, Stage
@@ -215,20 +215,13 @@ def _lost_section(console: Console, lost: Sequence[LostWork]) -> None:
                        + ("nowhere but this clone" if only_branches else "only in this clone"),
                        style="bold red"))
     for i in lost:
+        head, rest, action = lost_parts(i)
         line = Text("  ")
-        if i.kind is LostKind.UNPUSHED_BRANCH:
-            line.append(i.subject, style="bold")
-            age = "?" if i.age_days is None else f"{i.age_days:.0f}d"
-            line.append(f"  {'?' if i.count is None else i.count} commit(s) no remote holds, "
-                        f"{age} old" + (f", worktree {i.worktree}" if i.worktree else ""))
-        else:
-            label = {LostKind.STASH: "", LostKind.KEPT_REF: "ref "}.get(i.kind, "worktree ")
-            line.append(f"{label}{i.subject}", style="bold")
-            line.append(f"  {i.detail}")
+        line.append(head, style="bold")
+        line.append(f"  {rest}")
         console.print(line, soft_wrap=True)
-        verb = "keep them" if i.kind is LostKind.IGNORED_FILES else "secure it"
         # Commands are never wrapped: a folded command is a paste hazard.
-        console.print(Text(f"    {verb}: {i.secure}", style="cyan"), soft_wrap=True)
+        console.print(Text(f"    {action}", style="cyan"), soft_wrap=True)
 
 
 def render_text(inv: Inventory, console: Console, *, show_all: bool = False,

@@ -4,8 +4,11 @@ written by the inventory, read by the guards, the hook and the session summary.
 Kept apart from the inventory so that the hook path can read it without importing it.
 
 The file: ``{"version": 2, "time": unix s, "branches": {name: [tip, state, stage, containment,
-age_days, worktree]}, "cleanup": {name: text}, "order": "age", "refs": KEY, "config": KEY,
-"complete": bool}``. Ages are as of ``time``, and every reader brings them forward by the
+age_days, worktree]}, "cleanup": {name: text}, "lost": {worktree path: [line]}, "order": "age",
+"refs": KEY, "config": KEY, "complete": bool}``. ``lost`` holds the LOST WORK RISK lines the
+sweep printed for what a worktree holds (``analysis.lost_work.risk_line``), where the writer
+read the worktrees: a creation denial prints them beside the branch checked out there. Ages are
+as of ``time``, and every reader brings them forward by the
 time since (the product's clock, never the file's mtime), so the file is rewritten only when
 what it says changes (:func:`write_last_sweep`). ``cleanup`` holds, for each proven branch (a
 preserved state), what deletes it as the sweep prints it (``analysis.suggest.cleanup_suggestion``,
@@ -32,7 +35,7 @@ from branchkeeper import clock
 from branchkeeper.state.jsonfile import read_json, write_json_atomic
 
 if TYPE_CHECKING:
-    from collections.abc import Mapping
+    from collections.abc import Mapping, Sequence
 
     from branchkeeper.git.locate import Repo
     from branchkeeper.model.records import BranchRecord
@@ -99,7 +102,8 @@ def _age_key(r: BranchRecord) -> tuple[float, str]:
 
 def last_sweep_summary(records: list[BranchRecord], now: float, *, refs: str = "",
                        config: str = "", complete: bool = False,
-                       cleanup: Mapping[str, str] | None = None) -> dict[str, object]:
+                       cleanup: Mapping[str, str] | None = None,
+                       lost: Mapping[str, Sequence[str]] | None = None) -> dict[str, object]:
     """What the guards read instead of a full inventory: per branch name, the state at a tip,
     oldest first, and ``cleanup`` (proven branch name -> what ``delete`` does with it; see
     the module docstring for the fields). A reader trusts an entry only while the branch is
@@ -118,6 +122,7 @@ def last_sweep_summary(records: list[BranchRecord], now: float, *, refs: str = "
             for r in sorted(records, key=_age_key)
         },
         "cleanup": dict(cleanup or {}),
+        "lost": {path: list(lines) for path, lines in (lost or {}).items()},
         "order": ORDER_AGE,
         "refs": refs,
         "config": config,
@@ -127,22 +132,25 @@ def last_sweep_summary(records: list[BranchRecord], now: float, *, refs: str = "
 
 def write_last_sweep(common_dir: Path, records: list[BranchRecord], now: float, *,
                      refs: str = "", config: str = "", complete: bool = False,
-                     cleanup: Mapping[str, str] | None = None) -> bool:
+                     cleanup: Mapping[str, str] | None = None,
+                     lost: Mapping[str, Sequence[str]] | None = None) -> bool:
     """Replace the last sweep's file with :func:`last_sweep_summary` of ``records`` (atomic;
     errors ignored, as for every small state file), unless the file there already says
     exactly that as of its own ``time`` (same rows, ages at that time, same keys): a warm
     sweep that found nothing new leaves it, and its ``time``, as they were (its readers bring
     the ages forward). ``refs``: :func:`refs_key` of the refs the sweep read; ``config``: the
     configuration's key; ``complete``: no record is unknown because the budget ran out;
-    ``cleanup``: what ``delete`` does with each proven branch. Returns whether it wrote."""
+    ``cleanup``: what ``delete`` does with each proven branch; ``lost``: the LOST WORK RISK
+    lines of each worktree. Returns whether it wrote."""
     path = common_dir / "branchkeeper" / LAST_SWEEP
     old = read_json(path)
     written = old.get("time") if isinstance(old, dict) else None
     if type(written) is int and written <= now and old == last_sweep_summary(
-            records, written, refs=refs, config=config, complete=complete, cleanup=cleanup):
+            records, written, refs=refs, config=config, complete=complete, cleanup=cleanup,
+            lost=lost):
         return False
     write_json_atomic(path, last_sweep_summary(records, now, refs=refs, config=config,
-                                               complete=complete, cleanup=cleanup))
+                                               complete=complete, cleanup=cleanup, lost=lost))
     return True
 
 
@@ -162,6 +170,9 @@ class LastSweep(NamedTuple):
     #: proven branch name -> what ``delete`` does with it (its row at the same tip says which
     #: tip); None for a file of format 1, which had none
     cleanup: dict[str, object] | None = None
+    #: worktree path -> the LOST WORK RISK lines the sweep printed for it (empty: none, or a
+    #: file without them)
+    lost: dict[str, object] = {}  # noqa: RUF012 (a NamedTuple default, never mutated)
 
     def entry(self, name: str, tip: str) -> SweepEntry | None:
         """The row of ``name`` when it is well formed and still at ``tip``, ages brought
@@ -211,5 +222,7 @@ def read_sweep(repo: Repo) -> LastSweep:
         return NO_SWEEP
     elapsed = max(0.0, (clock.now() - at) / 86400.0)
     cleanup = data.get("cleanup")
+    lost = data.get("lost")
     return LastSweep(rows, elapsed, cleanup if data.get("version") == FORMAT_VERSION
-                     and isinstance(cleanup, dict) else None)
+                     and isinstance(cleanup, dict) else None,
+                     lost if isinstance(lost, dict) else {})

@@ -20,7 +20,7 @@ from branchkeeper.adapters.common import (
 )
 from branchkeeper.analysis.inventory import Inventory, build_inventory, record_sweep
 from branchkeeper.analysis.kept import KeptTip, read_kept
-from branchkeeper.analysis.lost_work import LocalWork, LostWork, survey_local_work
+from branchkeeper.analysis.lost_work import LocalWork, LostWork, survey_local_work, worktree_risks
 from branchkeeper.analysis.worktree_record import UNINSPECTED_NOTE, WorktreeRecord
 from branchkeeper.errors import ExitCode, UsageError
 from branchkeeper.git.repo import repo_facts
@@ -94,13 +94,14 @@ def lost_work_of(inv: Inventory, *, budget_ms: int | None, started: float,
     if budget_ms is not None:
         deadline = max(started + budget_ms / 1000.0, time.monotonic() + budget_ms / 4000.0)
     worktrees: Sequence[WorktreeRecord] = ()
+    risks = None
     try:
         work = survey_local_work(inv, deadline=deadline)
-        worktrees = work.worktrees
+        worktrees, risks = work.worktrees, worktree_risks(work.lost)
         return work
     finally:
         if record:
-            record_sweep(inv, worktrees)
+            record_sweep(inv, worktrees, risks)
 
 
 def _inventory(facts_dir: Path | None, args: argparse.Namespace | None, *, budget_ms: int | None,
