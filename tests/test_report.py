@@ -49,11 +49,13 @@ def make_repos(tmp_path: Path) -> dict[str, Path]:
 def test_report_ranks_worst_first(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     r = make_repos(tmp_path)
     rc, out, err = bk(capsys, "report", str(r["root"]), "--json")
-    assert (rc, err) == (0, "")
+    # the unreadable repository comes first: its work is not ruled out; every row still prints
+    assert (rc, err) == (4, "error: 1 of 4 repositories could not be read; their work is not "
+                            "ruled out (listed first)\n")
     rows = json.loads(out)["repositories"]
-    assert [row["path"] for row in rows] == [str(r["risky"]), str(r["clean"]), str(r["mid"]),
-                                             str(r["broken"])]
-    risky, clean, mid, broken = rows
+    assert [row["path"] for row in rows] == [str(r["broken"]), str(r["risky"]), str(r["clean"]),
+                                             str(r["mid"])]
+    broken, risky, clean, mid = rows
     assert (risky["lost_work"], risky["lost_work_by_kind"], risky["dirty_worktrees"],
             risky["unproven_worktrees"], risky["why"]) == (
         2, {"unpushed_branch": 1, "dirty_worktree": 1}, 1, 1,
@@ -89,8 +91,9 @@ def test_report_max_repos_and_explicit(tmp_path: Path, capsys: pytest.CaptureFix
     _rc, out, _ = bk(capsys, "report", "--repo", str(r["mid"]), "--repo", str(r["mid"]) + "/",
                     str(r["root"]), "--max-repos", "2", "--json")
     rows = json.loads(out)["repositories"]
-    # mid (explicit, de-duplicated) then the first scanned (sorted: broken); the rest never run
-    assert [row["path"] for row in rows] == [str(r["mid"]), str(r["broken"])]
+    # mid (explicit, de-duplicated) then the first scanned (sorted: broken); the rest never run;
+    # ranked, the unreadable one comes first
+    assert [row["path"] for row in rows] == [str(r["broken"]), str(r["mid"])]
 
 
 def test_report_count_only(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -122,8 +125,8 @@ def test_report_config_file(tmp_path: Path, capsys: pytest.CaptureFixture[str]) 
 
 def test_report_text_table(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     r = make_repos(tmp_path)
-    rc, out, _ = bk(capsys, "report", "--repo", str(r["broken"]), "--repo", str(r["mid"]))
-    assert rc == 0
+    rc, out, _ = bk(capsys, "report", "--repo", str(r["mid"]), "--repo", str(r["broken"]))
+    assert rc == 4
     lines = [ln for ln in out.splitlines() if "│" in ln or "|" in ln]
     assert "nothing to clean" in out and "error:" in out
     assert lines  # a rich table
@@ -135,8 +138,10 @@ def test_report_names_each_root_that_held_no_repository(
     (tmp_path / "empty").mkdir()
     rc, out, err = bk(capsys, "report", str(r["root"]), str(tmp_path / "nope"),
                       str(tmp_path / "empty"), "--count-only", "--json")
-    assert rc == 0
+    assert rc == 4  # the scanned root holds one unreadable repository
     assert len(json.loads(out)["repositories"]) == 4
     assert err == (f"note: no repository under {tmp_path / 'nope'} (not a directory); skipped\n"
                    f"note: no repository under {tmp_path / 'empty'} (none within 3 levels); "
-                   "skipped\n")
+                   "skipped\n"
+                   "error: 1 of 4 repositories could not be read; their work is not ruled out "
+                   "(listed first)\n")

@@ -4,7 +4,8 @@ Read-only. :func:`discover` finds repositories (explicit ``--repo`` paths, a bou
 directories, or the user's ``repos.json``) and caps the de-duplicated list BEFORE any git work.
 :func:`analyse` judges one repository (full tier: the inventory plus one ``status`` per linked
 worktree; fast tier: one ``for-each-ref`` and one ``worktree list``); a broken repository gives a
-row with its error, never an exception. :func:`rank` orders rows worst first: work at LOST WORK
+row with its error, never an exception. :func:`rank` orders rows worst first: a repository that
+could not be read (its work cannot be ruled out, as the sweep keeps what it cannot judge), work at LOST WORK
 RISK (every kind: unpushed branches, detached commits, dirty worktrees, stashes, our refs, kept
 ignored files), then dirty or unproven worktrees, then branches at the dormancy block stage,
 then the rest (merged-not-deleted plus superseded plus dormant), and says why. Every count reads
@@ -259,14 +260,15 @@ _KIND_WORDS = {"unpushed_branch": "unpushed branch(es)", "detached_commit": "det
 
 
 def rank_key(row: RepoReport) -> tuple[int, ...]:
-    """Sort key, worst first: broken rows last; then lost work, dirty+unproven worktrees,
+    """Sort key, worst first: unreadable rows first (their work is not ruled out); then lost
+    work, dirty+unproven worktrees,
     block-stage branches, merged-not-deleted+superseded+dormant (fast tier: linked worktrees,
     branches)."""
     if row.error is not None:
-        return (1, 0, 0, 0, 0)
+        return (0, 0, 0, 0, 0)
     if row.lost_work is None:
-        return (0, -((row.worktrees or 1) - 1), -(row.branches or 0), 0, 0)
-    return (0, -row.lost_work, -((row.dirty_worktrees or 0) + (row.unproven_worktrees or 0)),
+        return (1, -((row.worktrees or 1) - 1), -(row.branches or 0), 0, 0)
+    return (1, -row.lost_work, -((row.dirty_worktrees or 0) + (row.unproven_worktrees or 0)),
             -(row.block_stage or 0),
             -((row.merged_not_deleted or 0) + (row.superseded or 0) + (row.dormant or 0)))
 

@@ -1,7 +1,8 @@
 """``branchkeeper report``: many repositories, worst first (issue 4, section 5).
 
-Read-only. Exit codes: 0 the report printed (broken repositories are rows, not failures);
-4 no repository to report on, or an unreadable ``repos.json``.
+Read-only. Exit codes: 0 the report printed and every repository was read; 4 no repository to
+report on, an unreadable ``repos.json``, or the report printed with at least one repository that
+could not be read (its row comes first: its work is not ruled out; one line on stderr says so).
 """
 
 from __future__ import annotations
@@ -89,6 +90,12 @@ def run(args: argparse.Namespace) -> int:
             sys.stdout.write("\n")
         else:
             _table(rows, count_only=args.count_only)
+    broken = sum(1 for r in rows if r.error is not None)
+    if broken:
+        stderr_console().print(
+            f"error: {broken} of {len(rows)} repositories could not be read; their work is not "
+            f"ruled out (listed first)", markup=False, highlight=False, soft_wrap=True)
+        return int(ExitCode.ERROR)
     return int(ExitCode.OK)
 
 
