@@ -364,3 +364,15 @@ def test_git_too_old(tmp_path: Path) -> None:
         4, "branchkeeper: error: git version 2.20.0 is too old: branchkeeper needs git 2.30.0 "
            "or newer\n")
     record("hostile", name="old-git", tried=1, unexpected=0)
+
+
+def test_assumed_git_version_that_is_not_a_version(tmp_path: Path) -> None:
+    w = build_world(tmp_path)
+    installed = subprocess.run(["git", "version"], capture_output=True, text=True,
+                               check=True).stdout.strip()
+    res = bk(w.repo.path, "sweep", env={"BRANCHKEEPER_ASSUME_GIT_VERSION": "abc"})
+    assert (res.returncode, res.stdout, res.stderr.decode()) == (
+        4, b"", "branchkeeper: error: BRANCHKEEPER_ASSUME_GIT_VERSION='abc' is not a git version "
+                f"(expected one like 2.38.1); unset it to use the installed {installed}\n")
+    res = bk(w.repo.path, "sweep", "--json", env={"BRANCHKEEPER_ASSUME_GIT_VERSION": ""})
+    assert (res.returncode, res.stderr) == (0, b"")  # set but empty is unset

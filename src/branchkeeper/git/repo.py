@@ -13,7 +13,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from branchkeeper.errors import GitTooOldError, NotARepositoryError
+from branchkeeper.errors import BranchkeeperError, GitTooOldError, NotARepositoryError
 from branchkeeper.git.locate import checked_common_dir
 from branchkeeper.git.parse import zsplit
 from branchkeeper.git.run import GitError, GitResult, run_git
@@ -93,7 +93,8 @@ def parse_git_version(text: str) -> GitVersion:
 
 #: Environment variable that makes branchkeeper use only the features of an older git than the
 #: one installed (``2.38.1``): how the fallbacks for old git are tested. A version newer than
-#: the installed one is ignored.
+#: the installed one is ignored; one that is not a version is an error (it would silently test the
+#: installed git's paths instead of the fallback asked for).
 ASSUME_VERSION_ENV = "BRANCHKEEPER_ASSUME_GIT_VERSION"
 
 
@@ -102,19 +103,24 @@ def git_version() -> GitVersion:
     """The running git's version (one process, cached), or the older one named by
     :data:`ASSUME_VERSION_ENV`.
 
-    Raises :class:`GitTooOldError` below :data:`MIN_GIT` and when git cannot be run at all.
+    Raises :class:`GitTooOldError` below :data:`MIN_GIT` and when git cannot be run at all, and
+    :class:`BranchkeeperError` when :data:`ASSUME_VERSION_ENV` is set to something that is not a
+    version.
     """
     try:
         out = run_git(["version"], cwd=os.getcwd() if os.path.isdir(os.getcwd()) else "/").text
     except GitError as exc:
         raise GitTooOldError(f"git could not be run: {exc}") from None
     version = parse_git_version(out)
-    assumed = os.environ.get(ASSUME_VERSION_ENV, "").strip()
-    if assumed:
+    raw = os.environ.get(ASSUME_VERSION_ENV, "")
+    assumed = raw.strip()
+    if assumed:  # set but empty is unset, as for git's own variables
         try:
             older = parse_git_version(f"git version {assumed}")
         except ValueError:
-            older = version
+            raise BranchkeeperError(
+                f"{ASSUME_VERSION_ENV}={raw!r} is not a git version (expected one like "
+                f"2.38.1); unset it to use the installed {version.text}") from None
         if older.tuple < version.tuple:
             version = GitVersion(older.major, older.minor, older.patch,
                                  f"git version {assumed} (assumed; installed: {version.text})")
