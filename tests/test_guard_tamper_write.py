@@ -22,7 +22,7 @@ from branchkeeper.adapters.codex.install import merge as codex_merge
 from branchkeeper.adapters.copilot.install import merge as copilot_merge
 from branchkeeper.adapters.cursor.install import merge as cursor_merge
 from branchkeeper.adapters.gemini.install import merge as gemini_merge
-from branchkeeper.policy.tamper import hooks_kept
+from branchkeeper.policy.strictness import hooks_kept
 from tests import hostutil as H
 from tests.gitrepo import GitRepo
 
