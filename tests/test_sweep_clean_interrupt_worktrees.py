@@ -96,3 +96,31 @@ def test_an_uninterrupted_clean_still_removes_and_undo_restores(
     assert res.returncode == 0, res.stdout
     assert [(p / "x.log").read_text() for p in paths] == [
         "log of b1\n", "log of b2\n", "log of b3\n"]
+
+
+def test_undo_of_a_clean_stopped_early_groups_the_refs_it_skipped(
+        remote_and_clone: tuple[GitRepo, GitRepo], tmp_path: Path) -> None:
+    """Seven merged branches, the first in a linked worktree; the clean is stopped after that
+    worktree's removal, so undo adds it back and skips the seven refs: one line for them."""
+    _, repo = remote_and_clone
+    names = [f"b{i}" for i in range(1, 8)]
+    for n in names:
+        repo.switch(n, create=True, start="main")
+        repo.commit(n, files={f"{n}.txt": f"{n}\n"}, days_ago=8)
+        repo.switch("main")
+        repo.merge(n, days_ago=7)
+    repo.git("push", "-q", "origin", "main")
+    wt1 = tmp_path / "wt-b1"
+    repo.git("worktree", "add", "-q", str(wt1), "b1")
+    res = bk(repo.path, "sweep", "--clean", fault=POINT, signal="TERM")
+    assert res.returncode == 130, res.stderr
+    assert not wt1.exists()
+    (op,) = Journal(repo.path / ".git").operations()
+    doc = json.loads(bk(repo.path, "undo", "--dry-run", "--json").stdout)
+    assert [(i["ref"], i["outcome"], i["reason"]) for i in doc["items"]] == [
+        (f"refs/heads/{n}", "skipped", "was kept") for n in names]
+    res = bk(repo.path, "undo")
+    assert (res.returncode, res.stdout.decode()) == (0, (
+        f"undo {op.id} (sweep-clean, 7 refs)\n"
+        "  skipped       7 refs the operation did not delete (7 were kept); --json lists each\n"
+        f"  added back    worktree {wt1} (b1)\n")), res.stderr

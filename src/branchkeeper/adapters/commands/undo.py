@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from branchkeeper.actions.undo import UndoReport, undo_operation
+from branchkeeper.actions.undo import UndoItem, UndoReport, undo_operation
 from branchkeeper.actions.undo_checkouts import UndoOutcome, WorktreeUndo
 from branchkeeper.adapters.commands.worktree_shared import show
 from branchkeeper.errors import ExitCode
@@ -97,7 +97,11 @@ def render_text(report: UndoReport) -> str:
     if report.passed:
         lines.append("  the newest operation not undone yet; undone already: "
                      + ", ".join(f"{o.id} ({o.op})" for o in report.passed))
+    skipped = [i for i in report.items if i.outcome is UndoOutcome.SKIPPED]
+    grouped = len(skipped) > MAX_SKIPPED_LINES
     for item in report.items:
+        if grouped and item.outcome is UndoOutcome.SKIPPED:
+            continue
         word = _WORDS[item.outcome][1 if report.dry_run else 0]
         where = f"{item.remote} {item.ref}" if item.remote else item.ref
         text = f"  {word:<13} {where} at {item.old.short}"
@@ -106,6 +110,8 @@ def render_text(report: UndoReport) -> str:
         lines.append(text)
         if item.command:
             lines.append(f"      {item.command}")
+    if grouped:
+        lines.append(_skipped_line(skipped))
     lines += _worktree_lines(report.worktrees, dry_run=report.dry_run)
     for a in report.archives:
         word = _WORDS[a.outcome][1 if report.dry_run else 0]
@@ -115,6 +121,24 @@ def render_text(report: UndoReport) -> str:
         if a.command:
             lines.append(f"      {a.command}")
     return "\n".join(lines) + "\n"
+
+
+#: More refs than this that undo skipped (the operation never deleted them: an interrupted run)
+#: are one line, with how many of them each outcome had; ``--json`` lists each.
+MAX_SKIPPED_LINES = 5
+
+
+def _skipped_line(skipped: list[UndoItem]) -> str:
+    """``  skipped       N refs the operation did not delete (K were kept); --json lists
+    each``: one line for the refs undo skipped, counted by their recorded outcome."""
+    counts: dict[str, int] = {}
+    for item in skipped:
+        word = item.reason.removeprefix("was ")
+        counts[word] = counts.get(word, 0) + 1
+    told = ", ".join(f"{k} {'was' if k == 1 else 'were'} {word}"
+                     for word, k in sorted(counts.items()))
+    return (f"  {'skipped':<13} {len(skipped)} refs the operation did not delete ({told}); "
+            "--json lists each")
 
 
 def _worktree_lines(worktrees: tuple[WorktreeUndo, ...], *, dry_run: bool) -> list[str]:
