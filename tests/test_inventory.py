@@ -139,7 +139,7 @@ def test_text_report_lists_lost_work_first(team_repo: GitRepo,
     assert "users/alice" not in out  # exempt: listed only with --all
     capsys.readouterr()
     assert main(["-C", str(team_repo.path), "sweep", "--all"]) == 0
-    assert ("Not judged: main (default), release/1.x (integration_line), users/alice (exempt)"
+    assert ("Not judged: main (default), release/1.x (integration line), users/alice (exempt)"
             in capsys.readouterr().out)
 
 

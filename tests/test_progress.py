@@ -89,7 +89,7 @@ def test_a_terminal_run_draws_every_phase_then_the_report(
     assert re.search(r"\d+/\d+ tips", drawn), drawn  # done/total of a phase
     # the bar is transient: the report is the last thing on the screen
     plain = re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", drawn).replace("\r\n", "\n").rstrip()
-    assert plain.endswith("4 branches: 1 merged, 1 patch_equivalent, 1 live; LOST WORK RISK: 1\n"
+    assert plain.endswith("4 branches: 1 merged, 1 rebase- or squash-merged, 1 live; LOST WORK RISK: 1\n"
                           "clean up every proven local branch at once: branchkeeper sweep "
                           "--clean (add --dry-run to see the plan)"), plain[-400:]
 

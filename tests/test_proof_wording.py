@@ -60,7 +60,7 @@ def test_sweep_and_the_cleanup_plan_word_each_proof_alike(
         "Merged, not deleted (5): cleanup candidates\n"
         + "".join(f"  {n}  {noted[n]}, {age[n]}d old\n"
                   f"    branchkeeper delete -- {n}\n" for n in words)
-        + "\n6 branches: 1 merged, 4 patch_equivalent; LOST WORK RISK: 0\n"
+        + "\n6 branches: 1 merged, 4 rebase- or squash-merged; LOST WORK RISK: 0\n"
         "clean up every proven local branch at once: branchkeeper sweep --clean (add --dry-run "
         "to see the plan)\n")
     main = short(w, "main")

@@ -82,7 +82,7 @@ def test_first_session_start_reports_not_yet_classified_then_the_pass_result(
     assert _session_start(w) == (
         "2 branch(es) are merged but not deleted (done, squashed); delete them with: "
         "branchkeeper sweep --clean (its --dry-run says which it deletes and what keeps the rest)\n"
-        "branchkeeper: 4 branches: 1 live, 1 merged, 1 patch_equivalent.")
+        "branchkeeper: 4 branches: 1 live, 1 merged, 1 rebase- or squash-merged.")
     assert not pass_running(w.path / ".git")
 
 
@@ -116,7 +116,7 @@ def test_rounds_of_work_units_converge_to_the_whole_pass(
         [(r.name, r.state, r.proof) for r in whole.records]
     # and SessionStart reads it whole: no pass to start
     assert _session_start(w).endswith("branchkeeper: 4 branches: 1 live, 1 merged, "
-                                      "1 patch_equivalent.")
+                                      "1 rebase- or squash-merged.")
     assert not (w.path / ".git" / "branchkeeper" / PASS_LOG).exists()
 
 

@@ -105,7 +105,7 @@ def test_c11_superseded_in_the_text_report(remote_and_clone: tuple[GitRepo, GitR
         "    lib.py  +1 -0\n"
         "    park it: branchkeeper park --reason '...' -- B1\n"
         "    or delete it deliberately: branchkeeper delete --allow-unproven --reason '...' -- B1")
-    assert "1 patch_equivalent, 1 superseded" in text
+    assert "1 rebase- or squash-merged, 1 superseded" in text
 
 
 def test_c11_every_command_keeps_b1(remote_and_clone: tuple[GitRepo, GitRepo],

@@ -21,6 +21,7 @@ from branchkeeper.analysis.guard_facts import LeanRefs, now
 from branchkeeper.analysis.refs import matches_any, resolve_default_branch
 from branchkeeper.errors import BranchkeeperError
 from branchkeeper.git.types import push_argv
+from branchkeeper.model.words import state_word
 from branchkeeper.policy.decision import ALLOW, Decision, Verdict, combine
 from branchkeeper.policy.facts import GuardFacts, GuardRepos, git_failed
 from branchkeeper.policy.stem import number_tokens, stem
@@ -221,7 +222,7 @@ def _present(b: OpenBranch) -> OpenBranch:
 def _line(b: OpenBranch, cleanup: dict[str, object] | None = None, local: bool = True,
           lost: Mapping[str, object] | None = None) -> str:
     b = _present(b)
-    label = b.state or "state unknown"
+    label = state_word(b.state) if b.state else "state unknown"
     if b.stage and b.state != "dormant":
         label = f"{label}, {b.stage}"
     elif b.stage:

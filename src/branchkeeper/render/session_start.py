@@ -16,6 +16,7 @@ from collections import Counter
 from branchkeeper.analysis.lost_work import LostKind
 from branchkeeper.analysis.session_summary import SessionSummary, SummaryRow
 from branchkeeper.git.types import push_argv
+from branchkeeper.model.words import state_word
 from branchkeeper.shell.quoting import git_cmd, shell_quote
 from branchkeeper.state.abandoned import SESSION_END, STOP, STOP_FAILURE
 
@@ -123,7 +124,7 @@ def _counts_line(summary: SessionSummary) -> str:
     counts = Counter(r.state for r in summary.rows)
     work = ("live", "dormant", "superseded", "parked", "unstarted", "merged",
             "merged_into_line", "patch_equivalent", "unknown")
-    parts = [f"{counts[s]} {s}" for s in work if counts[s]]
+    parts = [f"{counts[s]} {state_word(s)}" for s in work if counts[s]]
     total = len(summary.rows) + summary.unclassified
     if not summary.unclassified:
         return f"branchkeeper: {total} branches: {', '.join(parts) or 'none open'}."

@@ -17,6 +17,7 @@ from branchkeeper.analysis.lost_work import LostKind, LostWork, lost_parts
 from branchkeeper.analysis.suggest import cleanup_suggestion
 from branchkeeper.git.types import push_argv
 from branchkeeper.model.records import BranchAction, BranchRecord, BranchState, CommandVerdict, Stage
+from branchkeeper.model.words import state_word
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -324,10 +325,10 @@ def render_text(inv: Inventory, console: Console, *, show_all: bool = False,
                  BranchState.INTEGRATION_LINE, BranchState.EXEMPT)]
         if fixed:
             console.print()
-            console.print(Text("Not judged: " + ", ".join(f"{r.name} ({r.state.value})"
+            console.print(Text("Not judged: " + ", ".join(f"{r.name} ({state_word(r.state.value)})"
                                                           for r in fixed)))
     s = inv.summary()
-    parts = [f"{s[k]} {k}" for k in ("merged", "merged_into_line", "patch_equivalent",
+    parts = [f"{s[k]} {state_word(k)}" for k in ("merged", "merged_into_line", "patch_equivalent",
                                       "superseded", "dormant", "live", "parked", "unstarted",
                                       "unknown")
              if s[k]]
