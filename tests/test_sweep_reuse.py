@@ -131,6 +131,34 @@ def test_time_moves_ages_on_a_hit_and_a_dormancy_threshold_computes_again(
     _same_as_cold(capsys, swept, hit=False)
 
 
+def test_a_dormancy_threshold_crossed_on_a_hit_restages_as_a_cold_sweep_would(
+        swept: GitRepo, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+        ) -> None:
+    """A live branch turning dormant, a dormant one reaching the next stage and a superseded
+    one getting its stage are restaged by the read (the classifier's own rule), with the
+    dispositions' kept reason: still a hit, byte for byte what a cold sweep prints."""
+    def states() -> dict[str, tuple[str, str | None]]:
+        out = json.loads(_sweep(capsys, swept, "--json")[0])
+        return {b["name"]: (b["state"], b["stage"]) for b in out["branches"]
+                if b["name"] in ("a0-open", "a0-b1", "local-only")}
+
+    # local-only's tip (3 days) reaches the advisory days: its creation date is read, computed
+    monkeypatch.setenv("BRANCHKEEPER_NOW", str(NOW + 4 * 86400 + 60))
+    _same_as_cold(capsys, swept, hit=False)
+    assert states() == {"a0-b1": ("superseded", None), "a0-open": ("live", None),
+                        "local-only": ("dormant", "advisory")}
+    # a0-open and a0-b1, created at NOW, reach the advisory stage
+    monkeypatch.setenv("BRANCHKEEPER_NOW", str(NOW + 7 * 86400 + 60))
+    _same_as_cold(capsys, swept, hit=True)
+    assert states() == {"a0-b1": ("superseded", "advisory"), "a0-open": ("dormant", "advisory"),
+                        "local-only": ("dormant", "advisory")}
+    # local-only (3 days before NOW) reaches the noisy stage
+    monkeypatch.setenv("BRANCHKEEPER_NOW", str(NOW + 11 * 86400 + 60))
+    _same_as_cold(capsys, swept, hit=True)
+    assert states() == {"a0-b1": ("superseded", "advisory"), "a0-open": ("dormant", "advisory"),
+                        "local-only": ("dormant", "noisy")}
+
+
 def test_c13_a_missing_object_is_stored_and_its_return_computes_again(
         remote_and_clone: tuple[GitRepo, GitRepo], capsys: pytest.CaptureFixture[str]) -> None:
     _, w = remote_and_clone

@@ -217,9 +217,7 @@ def _work_record(ev: Evidence, n: str, info: RefInfo, has_local: bool, rem: RefI
         unpushed = subgraph.own_count(walk, outside=ev.held_by)
     if not state.preserved and not unstarted and ev.remote_configured:
         containment, containing = _containment(ev, n, tip, rem)
-    stage = None
-    if state in (BranchState.DORMANT, BranchState.SUPERSEDED) and age is not None:
-        stage = stage_of(age)
+    stage = age_verdict(state, age, stage_of)[1]
     rec = make(
         state=state, reason=reason, proof=proof, containment=containment,
         containing_ref=containing, stage=stage, ahead=ahead, behind=ev.behind_of.get(tip),
@@ -256,8 +254,22 @@ def _state(ev: Evidence, verdict: TipVerdict, *, unstarted: bool, parked: Park |
                 None)
     if parked is not None:
         return BranchState.PARKED, f"parked: {parked.reason}", None
+    return age_verdict(BranchState.LIVE, age, stage_of)[0], reason, None
+
+
+def age_verdict(state: BranchState, age: float | None,
+                stage_of: Callable[[float], Stage | None]) -> tuple[BranchState, Stage | None]:
+    """The part of a work branch's verdict its age decides (first document, section 4,
+    "Stages"): a live or dormant branch is dormant at the stage of its ``age`` (days, not
+    rounded) and live below the first one; a superseded branch keeps its state and gets the
+    stage; any other state is returned as it is, with no stage. ``age`` None: no stage.
+    The classifier and the stored sweep result (:mod:`.sweep_reuse`) both decide it here."""
+    if state not in (BranchState.LIVE, BranchState.DORMANT, BranchState.SUPERSEDED):
+        return state, None
     stage = stage_of(age) if age is not None else None
-    return (BranchState.DORMANT if stage is not None else BranchState.LIVE), reason, None
+    if state is BranchState.SUPERSEDED:
+        return state, stage
+    return (BranchState.DORMANT if stage is not None else BranchState.LIVE), stage
 
 
 def _containment(ev: Evidence, n: str, tip: Oid, rem: RefInfo | None

@@ -16,6 +16,7 @@ delete it deliberately with ``delete --allow-unproven --reason``.
 from __future__ import annotations
 
 import shlex
+from dataclasses import replace
 
 from branchkeeper.analysis.proofrun import TipVerdict
 from branchkeeper.model.records import (
@@ -133,6 +134,26 @@ def command_verdicts(rec: BranchRecord, *, verdict: TipVerdict | None,
     prune = (CommandVerdict(BranchAction.KEEP, f"parked: {rec.parked.reason}")
              if rec.state is BranchState.PARKED and rec.parked is not None else unproven)
     return CommandVerdicts(sweep, prune, unproven, remote_cv)
+
+
+def restaged_verdicts(before: BranchRecord, after: BranchRecord) -> CommandVerdicts | None:
+    """The dispositions of ``after``, the record ``before`` once its age moved it between live
+    and dormant (:func:`~.classify.age_verdict`; same tips, proof and reason): each entry that
+    gave ``before``'s kept reason gives ``after``'s, the rest (an unproven branch's refusals,
+    its remote copy's) is unchanged, as :func:`command_verdicts` would build them. ``None``
+    when ``before`` has none."""
+    actions = before.actions
+    if actions is None:
+        return None
+    old, new = _kept_reason(before), _kept_reason(after)
+
+    def moved(cv: CommandVerdict | None) -> CommandVerdict | None:
+        return cv if cv is None or cv.reason != old else replace(cv, reason=new)
+
+    sweep, prune, delete = (moved(actions.sweep_clean), moved(actions.prune),
+                            moved(actions.delete))
+    assert sweep is not None and prune is not None and delete is not None
+    return CommandVerdicts(sweep, prune, delete, moved(actions.delete_remote))
 
 
 def _kept_reason(rec: BranchRecord) -> str:

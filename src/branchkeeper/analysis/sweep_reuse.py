@@ -12,8 +12,8 @@ the repository is bare (its current branch is not in the worktree list) or has r
 stored records (:func:`lookup`) while all of these hold:
 
 - the clock has not gone back before the time it was computed, nor reached ``valid_until``,
-  the first moment a dormancy threshold could move a verdict or its stage, or a branch's age
-  begins to count from its creation date (:func:`valid_until`);
+  the first moment a branch's age could begin to count from its creation date
+  (:func:`valid_until`);
 - each local work branch at the default branch's tip still has the reflog it had (whether
   anything was done on it decides ``unstarted``: :func:`~.reflog_dates.had_work`);
 - every object the computation found missing is still missing (one ``cat-file``, only when
@@ -21,10 +21,12 @@ stored records (:func:`lookup`) while all of these hold:
 
 What is read afresh on every run stays out of it: ages are computed again from each record's
 tip date and creation date (the same function the classifier uses,
-:func:`~branchkeeper.model.records.branch_age`); dirty files, stashes, kept tips and the
-``cleanup`` suggestions (which read the worktree records) are the sweep's own later steps. A
-reused inventory carries no verdicts and no refusal facts: the commands that delete never reuse
-one (they compute their own, compare-and-swap at the proven tip).
+:func:`~branchkeeper.model.records.branch_age`), and with them the state and stage a dormancy
+threshold decides (:func:`~.classify.age_verdict`, the classifier's own rule); dirty files,
+stashes, kept tips and the ``cleanup`` suggestions (which read the worktree records) are the
+sweep's own later steps. A reused inventory carries no verdicts and no refusal facts: the
+commands that delete never reuse one (they compute their own, compare-and-swap at the proven
+tip).
 """
 
 from __future__ import annotations
@@ -32,9 +34,13 @@ from __future__ import annotations
 import functools
 import hashlib
 import os
+from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
 
+from branchkeeper.analysis.classify import age_verdict
+from branchkeeper.analysis.dispositions import restaged_verdicts
 from branchkeeper.analysis.graph import has_replace_refs
 from branchkeeper.analysis.proofrun import Base
 from branchkeeper.analysis.reflog_dates import had_work
@@ -46,7 +52,14 @@ from branchkeeper.git.repo import REMOTE_CONFIG_ARGS, patch_id_mode, worktree_li
 from branchkeeper.git.run import GitError, GitResult, run_git
 from branchkeeper.git.types import Oid
 from branchkeeper.model.record_codec import Decoder, Encoder, field_index
-from branchkeeper.model.records import DAY_S, BranchRecord, BranchState, branch_age
+from branchkeeper.model.records import (
+    DAY_S,
+    BranchRecord,
+    BranchState,
+    Stage,
+    branch_age,
+    stager,
+)
 from branchkeeper.state.config_cache import config_key
 from branchkeeper.state.sweep_result import load_result, save_result
 
@@ -60,7 +73,7 @@ if TYPE_CHECKING:
 REUSE_FORMAT = 1
 #: The states that are not work: no age decides them.
 _ROLES = frozenset({BranchState.EXEMPT, BranchState.DEFAULT, BranchState.INTEGRATION_LINE})
-#: The states an age decides (live or dormant), or whose stage it decides.
+#: The states an age decides (live or dormant), or whose stage it decides: restaged on read.
 _AGED = frozenset({BranchState.LIVE, BranchState.DORMANT, BranchState.SUPERSEDED})
 _AGE = field_index(BranchRecord, "age_days")
 _TIP_DATE = field_index(BranchRecord, "tip_date")
@@ -157,28 +170,20 @@ def storable(facts: RepoFacts, records: Sequence[BranchRecord], notes: Sequence[
 
 def valid_until(records: Sequence[BranchRecord], config: Config, now: float,
                 default_tips: set[Oid]) -> float | None:
-    """The first time after ``now`` at which an age could change a record: a live, dormant or
-    superseded branch reaching the next dormancy threshold, or a local work branch whose tip
-    becomes old enough for its creation date to be read (the classifier reads it only past the
-    advisory days, for branches not proven or at the default tip). None: never."""
-    d = config.branches.dormancy
-    if d.mode == "off":
-        days: tuple[float, ...] = ()
-    else:
-        days = (d.effective_advisory_days, d.effective_noisy_days, d.effective_block_days)
-    advisory = d.effective_advisory_days
+    """The first time after ``now`` at which an age could change a record in a way a read of
+    the stored result cannot redo: a local work branch whose tip becomes old enough for its
+    creation date to be read (the classifier reads it only past the advisory days, for
+    branches not proven or at the default tip; the date may change its age). A branch
+    crossing a dormancy threshold is not one: the read restages it (:func:`_restaged`).
+    None: never."""
+    advisory = config.branches.dormancy.effective_advisory_days
     first: float | None = None
     for r in records:
         if r.tip_date is None or r.state in _ROLES:
             continue
-        moments: list[float] = []
-        if r.state in _AGED:
-            since = max(r.tip_date, r.created or 0)
-            moments += [since + n * DAY_S for n in days]
         if r.local_tip is not None and r.created is None \
                 and (r.proof is None or r.local_tip in default_tips):
-            moments.append(r.tip_date + advisory * DAY_S)
-        for at in moments:
+            at = r.tip_date + advisory * DAY_S
             if at > now and (first is None or at < first):
                 first = at
     return None if first is None else first - _MARGIN_S
@@ -223,7 +228,7 @@ def lookup(facts: RepoFacts, config: Config, listings: Listings, *, now: float
     try:
         if not _holds(facts, header, now):
             return None
-        return _decode(body, now, str(header["refs"]))
+        return _decode(body, now, str(header["refs"]), stager(config))
     except (KeyError, TypeError, ValueError, IndexError, AttributeError):
         return None
 
@@ -246,13 +251,28 @@ def _holds(facts: RepoFacts, header: dict[str, Any], now: float) -> bool:
     return True
 
 
-def _decode(body: dict[str, Any], now: float, refs: str) -> Reused:
+def _restaged(rec: BranchRecord, age: float | None,
+              stage_of: Callable[[float], Stage | None]) -> BranchRecord:
+    """``rec`` at its age now: its state and stage by :func:`~.classify.age_verdict`, and its
+    dispositions' kept reason with them (:func:`~.dispositions.restaged_verdicts`)."""
+    state, stage = age_verdict(rec.state, age, stage_of)
+    if state is rec.state and stage is rec.stage:
+        return rec
+    after = replace(rec, state=state, stage=stage)
+    return replace(after, actions=restaged_verdicts(rec, after))
+
+
+def _decode(body: dict[str, Any], now: float, refs: str,
+            stage_of: Callable[[float], Stage | None]) -> Reused:
     decoder = Decoder(body["tables"])
     records = []
     for row in body["records"]:
-        row[_AGE] = None if (age := branch_age(row[_TIP_DATE], row[_CREATED], now)) is None \
-            else round(age, 2)
-        records.append(decoder.record(row))
+        age = branch_age(row[_TIP_DATE], row[_CREATED], now)
+        row[_AGE] = None if age is None else round(age, 2)
+        rec = decoder.record(row)
+        if rec.state in _AGED:
+            rec = _restaged(rec, age, stage_of)
+        records.append(rec)
     name, refs, how, reason = body["default"]
     default = DefaultBranch(name, tuple(refs), str(how), str(reason))
     bases = [Base(str(ref), Oid(oid), str(kind), str(bname)) for ref, oid, kind, bname
