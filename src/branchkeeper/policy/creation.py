@@ -464,12 +464,23 @@ def decide_worktree_creation(name: str, *, cwd: str) -> Decision:
     return decide_creation(f"worktree-{name}", cwd=cwd, route="worktree_create")
 
 
+def _counts_remote(c: Creation, view: CreationView) -> bool:
+    """Whether a branch created on the remote ``c.remote`` adds to the WIP count: the count
+    reads remote branches (``count_remote``) of ``branches.remote`` only; a remote named by an
+    expansion may be that one."""
+    b = view.config.branches
+    return bool(b.wip.count_remote) and (c.dynamic or c.remote == b.remote)
+
+
 def judge_creation(c: Creation, g: GitInvocation, repos: GuardRepos, unparsed: str) -> Decision:
     """The creation decision for one creation route of a command (``g`` creates ``c``), in
     the repository ``g`` acts on; ``unparsed``: why the command could not be read in full
     ("" when it could). Never raises: a git failure or a malformed state file allows with a
     "could not judge" line; a forced overwrite of an existing branch is
-    ``R-GIT-BRANCH-OVERWRITE``'s, not a new branch."""
+    ``R-GIT-BRANCH-OVERWRITE``'s, not a new branch. A branch pushed to a remote (``c.remote``)
+    is judged only where the count reads that remote's branches (``branches.wip.count_remote``
+    and ``c.remote`` is ``branches.remote``); the name already there, or on a local branch it
+    joins, is no new work."""
     name, route, start = (c.name if not c.dynamic else None), c.route, c.start
     if unparsed:
         return _could_not_judge(f"the command could not be read in full: {unparsed}")
@@ -478,6 +489,8 @@ def judge_creation(c: Creation, g: GitInvocation, repos: GuardRepos, unparsed: s
         if facts is None:
             return ALLOW if g.cwd else _could_not_judge("the directory is not known")
         view = _creation_view(facts)
+        if c.remote is not None and not _counts_remote(c, view):
+            return ALLOW  # a branch of a remote the count does not read: no open work here
         if c.force and name is not None and name in view.table.local:
             return ALLOW  # an overwrite, not a new branch: R-GIT-BRANCH-OVERWRITE judges it
         if route == "worktree_add_dwim" and name is not None:

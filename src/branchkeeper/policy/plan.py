@@ -19,11 +19,11 @@ from branchkeeper.shell.gitargv import (
     Creation,
     Destruction,
     ForcePush,
-    creation,
     destruction,
     force_pushes,
     overwrites,
 )
+from branchkeeper.shell.gitcreate import creations as branch_creations
 from branchkeeper.shell.gitevac import Evacuation, evacuation
 from branchkeeper.shell.gitrebase import RebaseOnto, rebase_onto
 from branchkeeper.shell.model import GitInvocation, Invocation, ParsedCommand
@@ -73,9 +73,7 @@ def plan_command(parsed: ParsedCommand) -> Plan:
         r = rebase_onto(g)
         if r is not None:
             rebases.append((r, g))
-        c = creation(g)
-        if c is not None:
-            creations.append((c, g))
+        creations.extend((c, g) for c in branch_creations(g))
         destructions.extend((d, g) for d in destruction(g))
         destructions.extend((d, g) for d in overwrites(g))
         e = evacuation(g)

@@ -57,10 +57,14 @@ class Creation(NamedTuple):
     """A command that would create a branch (spec section 3 routes).
 
     `route` is one of `switch_create`, `checkout_create`, `branch_create`, `worktree_add_b`,
-    `worktree_add_dwim`. `path` is the new worktree (absolute) for worktree routes. For
-    `worktree_add_dwim`, `needs_existence_check` is True: git creates the branch only when
-    `refs/heads/<candidate_existing>` does not exist (and, when a commit-ish was given, only
-    when it names no commit but one remote's branch). `dynamic` means name or options unknown.
+    `worktree_add_dwim`, and (`gitcreate.creations`) `branch_copy`, `stash_branch`,
+    `update_ref_create`, `fetch_create`, `push_create`. `path` is the new worktree (absolute)
+    for worktree routes. When `needs_existence_check` is True git creates the branch only when
+    `refs/heads/<candidate_existing>` does not exist (`worktree_add_dwim`: and, when a
+    commit-ish was given, only when it names no commit but one remote's branch; the
+    update-ref, fetch and forced-copy routes move an existing one instead). `remote`: the
+    remote the branch is created on (`push_create`), None for this repository. `dynamic`
+    means name or options unknown.
     """
 
     name: str
@@ -72,6 +76,7 @@ class Creation(NamedTuple):
     cwd: str | None
     needs_existence_check: bool = False
     candidate_existing: str | None = None
+    remote: str | None = None
 
 
 class Destruction(NamedTuple):

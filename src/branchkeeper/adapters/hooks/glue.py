@@ -257,31 +257,41 @@ def git_invocations(command: str) -> list[list[str]]:
 
 def created_branches(command: str, *, cwd: Path | None = None) -> list[str]:
     """Names a successful ``command`` created (section 3 routes; the hook then writes the
-    creator record if the ref exists). ``worktree add <path>`` (git's DWIM) counts only when
-    the branch's reflog holds just its creation and no creator record exists yet, since the
-    branch may have existed before the command."""
+    creator record if the ref exists). ``worktree add <path>`` (git's DWIM), ``update-ref``,
+    a ``fetch`` refspec and a forced copy count only when the branch's reflog holds just its
+    creation and no creator record exists yet, since the branch may have existed before the
+    command; a branch pushed to a remote is no local branch."""
     if "git" not in command:
         return []
-    from branchkeeper.git.run import run_git
-    from branchkeeper.shell.gitargv import creation
+    from branchkeeper.shell.gitcreate import creations
 
     where = str(cwd) if cwd is not None else "/"
     names: list[str] = []
     for g in _parsed_git(command, where):
-        c = creation(g)
-        if c is None or c.dynamic or not c.name:
-            continue
-        if c.needs_existence_check:
-            repo = c.cwd or where
-            log = run_git(["reflog", "show", "--format=%gs", f"refs/heads/{c.name}", "--"],
-                          cwd=repo, check=False, timeout=10)
-            made = run_git(["config", "--get", f"branch.{c.name}.branchkeeperCreator"],
-                           cwd=repo, check=False, timeout=10)
-            entries = log.text.splitlines()
-            if log.returncode != 0 or len(entries) != 1 or made.returncode == 0:
-                continue
-        names.append(c.name)
+        for c in creations(g):
+            if _made_here(c, where):
+                names.append(c.name)
     return names
+
+
+def _made_here(c: Any, where: str) -> bool:
+    """Whether the successful creation ``c`` made a local branch (not a remote's): a name
+    known, and where git may have moved an existing branch instead, a reflog holding only
+    the creation and no creator record yet."""
+    from branchkeeper.git.run import run_git
+
+    if c.dynamic or not c.name or c.remote is not None:
+        return False
+    if c.needs_existence_check:
+        repo = c.cwd or where
+        log = run_git(["reflog", "show", "--format=%gs", f"refs/heads/{c.name}", "--"],
+                      cwd=repo, check=False, timeout=10)
+        made = run_git(["config", "--get", f"branch.{c.name}.branchkeeperCreator"],
+                       cwd=repo, check=False, timeout=10)
+        entries = log.text.splitlines()
+        if log.returncode != 0 or len(entries) != 1 or made.returncode == 0:
+            return False
+    return True
 
 
 def evacuations(event: HookEvent) -> list[dict[str, Any]]:
