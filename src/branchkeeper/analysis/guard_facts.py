@@ -141,26 +141,32 @@ def read_worktrees(repo: Repo) -> list[Worktree]:
 
 
 class WorktreeContents(NamedTuple):
-    """What removing a worktree would lose: ``dirty`` (modified, staged, untracked paths),
+    """What removing a worktree would lose: ``dirty`` (modified, staged, untracked paths, and
+    edits hidden from ``git status`` by a skip-worktree or assume-unchanged flag),
     ``ignored_blocking`` (ignored paths the ignored-content rule keeps, each with a reason) and
-    whether an archive could hold those (``branchkeeper worktree retire --archive-ignored``)."""
+    whether an archive could hold those (``branchkeeper worktree retire --archive-ignored``).
+    ``hidden``: the edits among ``dirty`` that ``git status`` cannot see, so that ``git
+    worktree remove`` deletes them even without ``--force``."""
 
     dirty: tuple[str, ...]
     ignored_blocking: tuple[Blocked, ...]
     ignored_archivable: bool = True
+    hidden: tuple[str, ...] = ()
 
 
 def read_worktree_contents(path: str, config: Config) -> WorktreeContents:
-    """One bounded ``git status`` of the worktree at ``path``: what it holds that a removal
+    """One bounded ``git status`` of the worktree at ``path`` with the edits it cannot see
+    (:func:`~branchkeeper.analysis.hidden_edits.read_work`): what it holds that a removal
     would lose, its ignored paths judged by the one ignored-content rule
     (:func:`branchkeeper.analysis.ignored.judge_ignored`, the repository's polarity) that every
     removal path uses. Raises GitError."""
-    from branchkeeper.analysis.ignored import IgnoredRules, judge_ignored, read_status
+    from branchkeeper.analysis.hidden_edits import read_work
+    from branchkeeper.analysis.ignored import IgnoredRules, judge_ignored
 
-    tracked, untracked, ignored = read_status(path, timeout=GUARD_TIMEOUT_S)
+    tracked, untracked, ignored, hidden = read_work(path, timeout=GUARD_TIMEOUT_S)
     verdict = judge_ignored(Path(path), ignored, IgnoredRules.from_config(config), file_cap=2000)
     return WorktreeContents(tuple([*tracked, *untracked]), verdict.blocking,
-                            verdict.archivable)
+                            verdict.archivable, tuple(hidden))
 
 
 def ignored_blocking(root: str, ignored: Sequence[str], config: Config) -> tuple[Blocked, ...]:

@@ -37,6 +37,7 @@ from enum import StrEnum
 from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple
 
+from branchkeeper.analysis.hidden_edits import unflag_command
 from branchkeeper.git.parse import records
 from branchkeeper.git.run import run_git
 from branchkeeper.git.types import Oid, push_argv
@@ -258,6 +259,9 @@ class WorktreeWork:
     #: default branch, an integration line, exempt or protected: no WIP commit goes onto it)
     branch: str | None = None
     shared: bool = True
+    #: the edits among ``dirty`` that ``git status`` and ``git add`` do not see (a
+    #: skip-worktree or assume-unchanged flag: :mod:`branchkeeper.analysis.hidden_edits`)
+    hidden: tuple[str, ...] = ()
 
 
 def _prunable_item(w: WorktreeWork, head: Oid, remote: str | None) -> LostWork:
@@ -277,22 +281,26 @@ def save_command(w: WorktreeWork, remote: str | None) -> str | None:
     """The command that secures the dirty worktree ``w``: :func:`secure_command` for its
     checkout."""
     return secure_command(w.path, w.dirty, branch=w.branch, shared=w.shared, head=w.head,
-                          remote=remote)
+                          remote=remote, hidden=w.hidden)
 
 
 def secure_command(path: str, dirty: Sequence[str], *, branch: str | None, shared: bool,
-                   head: Oid | None, remote: str | None, message: str = "WIP: save work"
-                   ) -> str | None:
+                   head: Oid | None, remote: str | None, message: str = "WIP: save work",
+                   hidden: Sequence[str] = ()) -> str | None:
     """The one command that secures a worktree's uncommitted ``dirty`` paths
     (:func:`commit_command`), then pushes the commit to ``remote`` (:func:`push_argv`): onto
     its work ``branch``, or, for a ``shared`` branch or a detached HEAD (``branch`` None), onto
     a branch of its own the worktree switches to first (``switch -c rescue/wip-<dir>-<sha>``
     from ``head``: a WIP commit never goes onto a shared branch). ``remote`` None (none is
     configured): the commit stays local, and nothing is said of pushing. ``None`` when nothing
-    but agent configuration is dirty. Used by the lost-work list and the Stop guard."""
+    but agent configuration is dirty. ``hidden``: the edits among ``dirty`` a flag hides from
+    ``git add``; the command clears the flag first (:func:`unflag_command`). Used by the
+    lost-work list and the Stop guard."""
     command = commit_command(path, dirty, message=message)
     if command is None:
         return None
+    unflag = unflag_command(path, hidden)
+    command = command if unflag is None else unflag + " && " + command
     if (shared or branch is None) and head is not None:
         branch = _rescue_name("wip-", Path(path).name, head)
         command = shlex.join(["git", "-C", path, "switch", "-c", branch]) + " && " + command
@@ -380,7 +388,8 @@ def worktree_work(records: Sequence[WorktreeRecord]) -> list[WorktreeWork]:
         branch = wt.branch.removeprefix("refs/heads/") if wt.branch is not None else None
         out.append(WorktreeWork(str(wt.path), wt.head, unreferenced, (*st.tracked, *st.untracked),
                                 kept, None if idle is None else round(idle / 24.0, 2),
-                                branch=branch, shared=inputs.base.protected is not None))
+                                branch=branch, shared=inputs.base.protected is not None,
+                                hidden=st.hidden))
     return out
 
 

@@ -15,11 +15,12 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
+from branchkeeper.analysis.hidden_edits import hidden_edits
 from branchkeeper.analysis.lost_work import agent_config
 from branchkeeper.analysis.refs import matches_any, read_refs, resolve_default_branch
-from branchkeeper.git.parse import parse_status_z
+from branchkeeper.git.parse import ParseError, parse_status_z
 from branchkeeper.git.repo import RepoFacts, list_worktrees, read_remote_config
-from branchkeeper.git.run import run_git
+from branchkeeper.git.run import GitError, run_git
 from branchkeeper.git.types import Oid
 from branchkeeper.model.config import Config
 
@@ -51,6 +52,9 @@ class BranchFacts:
     merged_into: str | None = None
     role: str = ""
     error: str = ""
+    #: the edits among ``dirty`` that a skip-worktree or assume-unchanged flag hides from
+    #: ``git status`` and ``git add`` (:mod:`branchkeeper.analysis.hidden_edits`)
+    hidden: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -66,9 +70,11 @@ class StopFacts:
     remote_configured: bool = True
 
 
-def _dirty(path: str) -> tuple[tuple[str, ...], int, str]:
-    """(the changed paths, at most :data:`MAX_PATHS`; how many there are; an error). Untracked
-    files are included (what a stop would strand), ignored files excluded, and so is the
+def _dirty(path: str) -> tuple[tuple[str, ...], int, str, tuple[str, ...]]:
+    """(the changed paths, at most :data:`MAX_PATHS`; how many there are; an error; the hidden
+    edits among them). Untracked files are included (what a stop would strand), and so are the
+    edits ``git status`` cannot see (:func:`~branchkeeper.analysis.hidden_edits.hidden_edits`),
+    ignored files excluded, and so is the
     agent's own configuration (``.claude/`` and the like: never work to commit onto a branch,
     see :data:`branchkeeper.analysis.lost_work.AGENT_CONFIG`)."""
     result = run_git(["-c", "core.quotePath=false", "status", "--porcelain=v1", "-z",
@@ -76,10 +82,15 @@ def _dirty(path: str) -> tuple[tuple[str, ...], int, str]:
                      timeout=TIMEOUT_S)
     if result.returncode != 0:
         detail = result.stderr.decode("utf-8", "replace").strip().splitlines()
-        return (), 0, f"git status failed in {path}: {detail[-1] if detail else result.returncode}"
+        why = detail[-1] if detail else result.returncode
+        return (), 0, f"git status failed in {path}: {why}", ()
     tracked, untracked, _ignored = parse_status_z(result.stdout)
-    paths = [p for p in (*tracked, *untracked) if not agent_config(p)]
-    return tuple(paths[:MAX_PATHS]), len(paths), ""
+    try:
+        hidden = [p for p in hidden_edits(path, timeout=TIMEOUT_S) if p not in set(tracked)]
+    except (GitError, ParseError) as exc:
+        return (), 0, f"git ls-files failed in {path}: {exc}", ()
+    paths = [p for p in (*tracked, *hidden, *untracked) if not agent_config(p)]
+    return tuple(paths[:MAX_PATHS]), len(paths), "", tuple(hidden)
 
 
 def _uncontained(root: Path, tips: set[Oid], remote: str, default_ref: str | None) -> set[Oid]:
@@ -165,13 +176,14 @@ def gather_stop_facts(facts: RepoFacts, config: Config, names: Iterable[str]) ->
         if merged and tip is not None and tip in base_tips and _unstarted(root, n):
             merged = None  # created at the base's tip and never moved: nothing was merged
         dirty: tuple[str, ...] = ()
+        hidden: tuple[str, ...] = ()
         count = 0
         error = ""
         if n in holders:
-            dirty, count, error = _dirty(holders[n])
+            dirty, count, error, hidden = _dirty(holders[n])
         out[n] = BranchFacts(
             name=n, local_tip=tip, remote_tip=rtips[n], worktree=holders.get(n), dirty=dirty,
             dirty_count=count, unpushed=tip is not None and tip in uncontained,
-            merged_into=merged, role=role(n), error=error)
+            merged_into=merged, role=role(n), error=error, hidden=hidden)
     configured = bool(table.remote) or read_remote_config(root, remote).configured
     return StopFacts(remote, default.name, out, configured)

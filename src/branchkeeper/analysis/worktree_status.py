@@ -6,7 +6,9 @@ ignored content and nested worktrees", "idle past the activity window") and the 
 section 11 (``status --porcelain`` lists what a removal would lose; ignored files are judged
 separately because ``git worktree remove`` deletes them even without ``--force``).
 
-One ``git status`` per worktree; one ``git log --no-walk`` for the commit times of many HEADs.
+One ``git status`` per worktree (and, only where its index flags files skip-worktree or
+assume-unchanged, what :mod:`branchkeeper.analysis.hidden_edits` runs to find edits status
+cannot see: those count as tracked changes); one ``git log --no-walk`` for the commit times of many HEADs.
 Filesystem walks (activity, listing an ignored directory) are bounded by a file cap and say when
 the cap was reached.
 """
@@ -18,14 +20,15 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
+from branchkeeper.analysis.hidden_edits import read_work
 from branchkeeper.analysis.ignored import (
     DEFAULT_FILE_CAP,
     Blocked,
     IgnoredRules,
     IgnoredVerdict,
     judge_ignored,
-    read_status,
 )
+from branchkeeper.git.indexfile import worktree_git_dir
 from branchkeeper.git.repo import Worktree
 from branchkeeper.git.run import run_git
 from branchkeeper.git.types import Oid
@@ -85,7 +88,8 @@ class WorktreeStatus:
     """The contents of one worktree (paths relative to its root, POSIX separators).
 
     ``ignored`` lists what ``status --ignored=matching`` printed: a wholly ignored directory ends
-    in ``/``.
+    in ``/``. ``hidden``: the edits ``git status`` does not show (a skip-worktree or
+    assume-unchanged file that differs from the index), also listed in ``tracked``.
     """
 
     path: Path
@@ -94,6 +98,7 @@ class WorktreeStatus:
     ignored: tuple[str, ...]
     nested: tuple[Nested, ...]
     activity: Activity
+    hidden: tuple[str, ...] = ()
 
     @property
     def dirty(self) -> bool:
@@ -134,22 +139,6 @@ def _created(git_dir: Path | None, first_reflog: float | None) -> float | None:
         return (git_dir / "commondir").stat().st_mtime
     except OSError:
         return None
-
-
-def worktree_git_dir(path: Path) -> Path | None:
-    """The git dir of the worktree at ``path`` (``.git`` dir, or the ``gitdir:`` of a ``.git``
-    file), or ``None`` when there is none."""
-    dotgit = path / ".git"
-    if dotgit.is_dir():
-        return dotgit
-    try:
-        text = dotgit.read_text("utf-8", "surrogateescape")
-    except OSError:
-        return None
-    if not text.startswith("gitdir:"):
-        return None
-    target = Path(text[len("gitdir:"):].strip())
-    return target if target.is_absolute() else (path / target).resolve()
 
 
 def commit_times(root: Path, oids: Sequence[Oid]) -> dict[Oid, float]:
@@ -233,7 +222,8 @@ def _walk_activity(root: Path, ignored: Sequence[str], nested: Sequence[Nested],
 
 def worktree_status(path: Path, *, worktrees: Sequence[Worktree], head_time: float | None = None,
                     file_cap: int = DEFAULT_FILE_CAP, walk: bool = True) -> WorktreeStatus:
-    """Collect the contents of the worktree at ``path`` (one ``git status``).
+    """Collect the contents of the worktree at ``path`` (one ``git status``; the hidden edits
+    of :func:`~branchkeeper.analysis.hidden_edits.read_work` among ``tracked``).
 
     ``worktrees``: every worktree of the repository (to find nested ones). ``head_time``: the HEAD
     commit's committer date when the caller has it (see :func:`commit_times`); otherwise it is
@@ -242,7 +232,7 @@ def worktree_status(path: Path, *, worktrees: Sequence[Worktree], head_time: flo
     later). Raises :class:`~branchkeeper.git.run.GitError` when git fails, ``ParseError`` on
     output of an unexpected shape.
     """
-    tracked, untracked, ignored = read_status(path)
+    tracked, untracked, ignored, hidden = read_work(path)
     nested = _nested(path, [*untracked, *ignored], worktrees)
     git_dir = worktree_git_dir(path)
     first, last = reflog_times(git_dir)
@@ -252,7 +242,7 @@ def worktree_status(path: Path, *, worktrees: Sequence[Worktree], head_time: flo
     files, capped = _walk_activity(path, ignored, nested, cap=file_cap) if walk else (None, False)
     return WorktreeStatus(
         path=path, tracked=tuple(tracked), untracked=tuple(untracked), ignored=tuple(ignored),
-        nested=tuple(nested),
+        nested=tuple(nested), hidden=tuple(hidden),
         activity=Activity(files, capped, last, head_time, _created(git_dir, first), walk))
 
 

@@ -140,17 +140,19 @@ def branch_overwrite_decision(lost: Sequence[tuple[str, str]], *, lost_commits: 
 def worktree_remove_decision(path: str, *, force: bool, contents: WorktreeContents,
                              head_lost: str | None, mode: str, spelled: str = "") -> Decision:
     """``worktree remove [--force]`` (section 11). With ``--force``: deny when the worktree is
-    dirty. Both forms: deny when ``head_lost`` (its HEAD commit, contained in no other ref) is
-    set (git removes a clean detached worktree without ``--force``, and its commit becomes
-    unreachable) or ignored content matches no regenerable glob (paths listed). ``spelled``: the command
-    when it is not a ``worktree remove`` (a recursive ``rm`` of the worktree, judged as a
-    forced removal)."""
+    dirty. Without it: deny when it holds edits ``git status`` cannot see (``contents.hidden``:
+    git removes those without ``--force``). Both forms: deny when ``head_lost`` (its HEAD
+    commit, contained in no other ref) is set (git removes a clean detached worktree without
+    ``--force``, and its commit becomes unreachable) or ignored content matches no regenerable
+    glob (paths listed). ``spelled``: the command when it is not a ``worktree remove`` (a
+    recursive ``rm`` of the worktree, judged as a forced removal)."""
     if mode == "off":
         return ALLOW
     problems: list[str] = []
-    if force and contents.dirty:
+    lost = contents.dirty if force else contents.hidden
+    if lost:
         problems.append("uncommitted changes or untracked files:")
-        problems += listed([shell_quote(p) for p in contents.dirty])
+        problems += listed([shell_quote(p) for p in lost])
     if head_lost:
         problems.append(f"HEAD {head_lost[:10]} is contained in no branch, tag or "
                         "remote-tracking ref (a detached HEAD, or its branch is deleted too)")
@@ -166,8 +168,11 @@ def worktree_remove_decision(path: str, *, force: bool, contents: WorktreeConten
             f"`{'git worktree remove --force' if force else 'git worktree remove'} "
             f"{shell_quote(path)}` would lose work:")
     steps = []
-    if force and contents.dirty:
-        steps.append("commit the changes on the worktree's branch ("
+    if lost:
+        unflag = "".join(git_cmd("-C", path, "update-index", flag, "--", *contents.hidden)
+                         + " && " for flag in ("--no-skip-worktree", "--no-assume-unchanged")
+                         if contents.hidden)
+        steps.append("commit the changes on the worktree's branch (" + unflag
                      + git_cmd("-C", path, "add", "-A") + " && "
                      + git_cmd("-C", path, "commit") + ") or ask a human")
     if head_lost:
@@ -180,8 +185,7 @@ def worktree_remove_decision(path: str, *, force: bool, contents: WorktreeConten
     way = ("First " + "; ".join(steps) + "; then remove the worktree without --force ("
            + git_cmd("worktree", "remove", path) + "), or let `" + retire
            + "` check it for you.")
-    if contents.ignored_blocking and contents.ignored_archivable and not head_lost and not (
-            force and contents.dirty):
+    if contents.ignored_blocking and contents.ignored_archivable and not head_lost and not lost:
         way += (" To keep the listed files and remove the worktree in one step: "
                 "`branchkeeper worktree retire --archive-ignored " + shell_quote(path)
                 + "` archives them first (branchkeeper undo puts them back).")

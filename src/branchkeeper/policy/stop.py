@@ -149,7 +149,7 @@ def _branch_findings(b: BranchFacts, scope: Scope, facts: StopFacts,
         pushed = remote if facts.remote_configured else None
         command = secure_command(b.worktree, b.dirty, branch=b.name, shared=bool(b.role),
                                  head=b.local_tip, remote=pushed,
-                                 message="<what the change does>")
+                                 message="<what the change does>", hidden=b.hidden)
         out.append(Finding(b.name, Check.DIRTY,
                            f"uncommitted changes in {b.worktree} ({shown}); commit "
                            f"{'and push ' if pushed else ''}them",

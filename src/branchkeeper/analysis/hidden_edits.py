@@ -1,0 +1,131 @@
+"""Edits ``git status`` does not show, and the one reading of a worktree's uncommitted work.
+
+A tracked file flagged skip-worktree (``git update-index --skip-worktree``, ``ls-files -v``
+tag ``S``) or assume-unchanged (``--assume-unchanged``, a lowercase tag) is never compared with
+its index entry by ``git status``: an edit to it is listed nowhere, and a removal of the
+worktree loses it (first document, section 11: a removal may lose nothing that exists only
+here). :func:`hidden_edits` finds them: such a file present in the worktree whose content
+differs from its index blob. An ABSENT flagged file is not work: sparse checkout sets
+skip-worktree on files it leaves out on purpose, and a file's absence loses nothing the index
+and the commits do not hold.
+
+Cost: none for a worktree whose index holds no flagged entry (read from the index file,
+:func:`branchkeeper.git.indexfile.may_hold_flags`); otherwise one ``ls-files -v -s`` and, when
+a flagged file is present, one ``hash-object --stdin-paths`` for all of them.
+
+:func:`read_work` is THE reading of a worktree's uncommitted work every command, hook and
+report uses (``git status`` plus these hidden edits, counted with the tracked changes).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import shlex
+import stat
+from collections.abc import Sequence
+from pathlib import Path
+from typing import NamedTuple
+
+from branchkeeper.analysis.ignored import read_status
+from branchkeeper.git.indexfile import may_hold_flags, worktree_git_dir
+from branchkeeper.git.parse import ParseError, zsplit
+from branchkeeper.git.run import DEFAULT_TIMEOUT_S, run_git
+
+__all__ = ["Work", "flagged_entries", "hidden_edits", "read_work", "unflag_command"]
+
+_GITLINK = "160000"
+_SYMLINK = "120000"
+
+
+def flagged_entries(path: Path | str, *, timeout: float = DEFAULT_TIMEOUT_S
+                    ) -> list[tuple[str, str, str]]:
+    """(mode, index blob id, path relative to the worktree) of every stage-0 entry of the
+    worktree at ``path`` flagged skip-worktree or assume-unchanged: ONE ``ls-files -v -s -z``,
+    or none when the index file shows no flagged entry. Raises GitError, ParseError."""
+    git_dir = worktree_git_dir(Path(path))
+    if git_dir is not None and not may_hold_flags(git_dir / "index"):
+        return []
+    out = run_git(["-c", "core.quotePath=false", "ls-files", "-v", "-s", "-z"], cwd=path,
+                  timeout=timeout).stdout
+    found: list[tuple[str, str, str]] = []
+    for entry in zsplit(out):
+        head, tab, name = entry.partition("\t")
+        fields = head.split(" ")
+        if not tab or len(fields) != 4 or len(fields[0]) != 1:
+            raise ParseError(f"unexpected ls-files entry: {entry[:200]!r}")
+        tag, mode, oid, stage = fields
+        if (tag == "S" or tag.islower()) and stage == "0" and mode != _GITLINK:
+            found.append((mode, oid, name))
+    return found
+
+
+def _symlink_oid(target: bytes, oid_len: int) -> str:
+    algo = hashlib.sha1 if oid_len == 40 else hashlib.sha256
+    return algo(b"blob %d\0" % len(target) + target).hexdigest()
+
+
+def hidden_edits(path: Path | str, *, timeout: float = DEFAULT_TIMEOUT_S) -> list[str]:
+    """The flagged files (:func:`flagged_entries`) of the worktree at ``path`` that are present
+    and differ from their index blob (content, or a file where a link was and the reverse),
+    relative to ``path``, in index order. Absent ones are not listed. Raises GitError,
+    ParseError."""
+    root = Path(path)
+    changed: list[str] = []
+    to_hash: list[tuple[str, str]] = []
+    entries = flagged_entries(root, timeout=timeout)
+    for mode, oid, name in entries:
+        try:
+            st = os.lstat(root / name)
+        except (FileNotFoundError, NotADirectoryError):
+            continue
+        if mode == _SYMLINK:
+            same = stat.S_ISLNK(st.st_mode) and \
+                _symlink_oid(os.readlink(os.fsencode(root / name)), len(oid)) == oid
+            changed += [] if same else [name]
+        elif not stat.S_ISREG(st.st_mode) or "\n" in name or name.startswith('"'):
+            changed.append(name)  # a link or directory where a file was; or a name
+            # hash-object --stdin-paths cannot take: counted as changed (fail closed)
+        else:
+            to_hash.append((oid, name))
+    if to_hash:
+        data = "".join(f"{n}\n" for _o, n in to_hash).encode("utf-8", "surrogateescape")
+        oids = run_git(["hash-object", "--stdin-paths"], cwd=root, stdin=data,
+                       timeout=timeout).text.split()
+        if len(oids) != len(to_hash):
+            raise ParseError(f"hash-object printed {len(oids)} ids for {len(to_hash)} paths")
+        changed += [n for (o, n), got in zip(to_hash, oids, strict=True) if got != o]
+    order = {n: i for i, (_m, _o, n) in enumerate(entries)}
+    return sorted(changed, key=order.__getitem__)
+
+
+class Work(NamedTuple):
+    """A worktree's uncommitted work, paths relative to its root: ``tracked`` changes (the
+    ``hidden`` edits among them), ``untracked`` files, ``ignored`` entries (as
+    ``status --ignored=matching`` lists them), and the ``hidden`` edits alone (what ``git
+    status``, ``git worktree remove`` and ``git add`` do not see until the flag is cleared)."""
+
+    tracked: list[str]
+    untracked: list[str]
+    ignored: list[str]
+    hidden: list[str]
+
+
+def read_work(path: Path | str, *, timeout: float = DEFAULT_TIMEOUT_S) -> Work:
+    """The :class:`Work` in the worktree at ``path``: one ``git status``
+    (:func:`branchkeeper.analysis.ignored.read_status`) and the :func:`hidden_edits`, added
+    to the tracked changes (each once). Raises GitError, ParseError."""
+    tracked, untracked, ignored = read_status(path, timeout=timeout)
+    hidden = [p for p in hidden_edits(path, timeout=timeout) if p not in set(tracked)]
+    return Work([*tracked, *hidden], untracked, ignored, hidden)
+
+
+def unflag_command(worktree: str, hidden: Sequence[str]) -> str | None:
+    """``git -C <worktree> update-index --no-skip-worktree -- <hidden> && git -C <worktree>
+    update-index --no-assume-unchanged -- <hidden>`` (one flag per run: update-index applies
+    only the first of the two options it is given): what lets ``git add`` (and ``git status``)
+    see the ``hidden`` edits; ``None`` when there are none."""
+    if not hidden:
+        return None
+    return " && ".join(shlex.join(["git", "-C", worktree, "update-index", flag, "--", *hidden])
+                       for flag in ("--no-skip-worktree", "--no-assume-unchanged"))
