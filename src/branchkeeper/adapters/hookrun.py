@@ -15,7 +15,9 @@ wrapper pip generates, which imports ``re``) that calls :func:`main`. This modul
 Robustness: malformed input, a wrong type, a missing field, an unknown host or event, or ANY
 internal error answers the host's fail-open (:meth:`~branchkeeper.adapters.hooks.host.Host.fail_open`:
 never a deny by accident, never a traceback to the agent), one line on stderr and one line in
-``<common git dir>/branchkeeper/hook.log``. Input over the size read before a tool is not
+``<common git dir>/branchkeeper/hook.log``; except before a tool, where malformed input whose
+recoverable command (or, none recoverable, whose bytes) mentions git or rm is denied
+(:mod:`branchkeeper.adapters.hooks.unreadable`). Input over the size read before a tool is not
 malformed: it is judged on what was read (:mod:`branchkeeper.adapters.hooks.oversized`), and
 denied where the cut may hide what the guard judges. When stdout cannot carry a refusal (a deny, a Stop
 block, a created worktree's path), the refusal goes to stderr with exit 2 instead. A change
@@ -153,6 +155,8 @@ def _full(host: "Host", event: str, data: bytes) -> int:
     except InputError as exc:
         if cut:
             return _refuse_cut(host, event, f"what it read is not a whole event ({exc})")
+        if host.EVENTS.get(event) == PRE_TOOL:
+            return _refuse_unreadable(host, event, data, str(exc))
         return _fail(host, event, f"malformed hook input: {exc}")
     except Exception as exc:
         return _fail(host, event, f"could not read hook input: {describe(exc)}")
@@ -189,6 +193,21 @@ def _refuse_cut(host: "Host", event: str, why: str) -> int:
 
     bare, answer = refusal(host.NAME, event, why)
     log(_launch_dir(), event, f"input larger than the hook reads; denied: {why}")
+    return emit(host.render(bare, answer))
+
+
+def _refuse_unreadable(host: "Host", event: str, data: bytes, error: str) -> int:
+    """A tool call whose input could not be read (``error``): denied when what can be
+    recovered from ``data`` may hold a route the guard judges (adapters/hooks/unreadable.py),
+    else the fail-open of malformed input."""
+    from branchkeeper.adapters.hooks.log import log
+    from branchkeeper.adapters.hooks.unreadable import refusal, refusal_reason
+
+    why = refusal_reason(data, host.FAST.get(event))
+    if why is None:
+        return _fail(host, event, f"malformed hook input: {error}")
+    bare, answer = refusal(host.NAME, event, error, why)
+    log(_launch_dir(), event, f"malformed hook input: {error}; denied: {why}")
     return emit(host.render(bare, answer))
 
 

@@ -56,7 +56,7 @@ def _tool(event: str, payload: dict[str, Any], cwd: str) -> dict[str, Any]:
     out: dict[str, Any] = {"tool_name": name, "tool": E.OTHER}
     if name == "Bash":
         command = tool_input.get("command")
-        out.update(tool=E.SHELL, command=command if isinstance(command, str) else "")
+        out.update(tool=E.SHELL, command=E.shell_command(command))
     elif name == "Write" or name in _EDIT_TOOLS:
         out.update(tool=E.FILE_WRITE, writes=_writes(name, tool_input, cwd))
     elif name in ("Agent", "Task"):

@@ -69,20 +69,6 @@ def patch_writes(patch: str, cwd: str) -> tuple[FileWrite, ...]:
     return tuple(out)
 
 
-def _command(value: object) -> str:
-    """The command as one shell line: a string as it is; an argv list of strings (the form
-    Codex's own shell tool runs, e.g. ``["bash", "-lc", "git status"]``) quoted word by word, so
-    the guard reads what it runs; anything else raises InputError (answered by failing open
-    with that reason, never a silent allow of an unread command)."""
-    if value is None or isinstance(value, str):
-        return value or ""
-    if isinstance(value, list) and value and all(isinstance(w, str) for w in value):
-        import shlex
-
-        return shlex.join(value)
-    raise InputError("field 'tool_input.command' must be a string or a list of strings")
-
-
 def _tool(event: str, payload: dict[str, Any], cwd: str) -> dict[str, Any]:
     if event not in _TOOL_EVENTS:
         return {}
@@ -90,7 +76,7 @@ def _tool(event: str, payload: dict[str, Any], cwd: str) -> dict[str, Any]:
     tool_input = payload.get("tool_input")
     if not isinstance(tool_input, dict):
         raise InputError("field 'tool_input' must be a JSON object")
-    command = _command(tool_input.get("command"))
+    command = E.shell_command(tool_input.get("command"))
     if name == "Bash":
         return {"tool_name": name, "tool": E.SHELL, "command": command}
     if name == "apply_patch":

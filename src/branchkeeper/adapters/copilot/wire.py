@@ -66,7 +66,7 @@ def _tool(event: str, payload: dict[str, Any], cwd: str) -> dict[str, Any]:
     if name == "bash":
         command = args.get("command")
         return {"tool_name": name, "tool": E.SHELL,
-                "command": command if isinstance(command, str) else ""}
+                "command": E.shell_command(command)}
     if name in ("create", "edit"):
         # The reference names no argument keys for these tools; `path` is its own example's.
         path = _first(args, "path", "file_path", "filePath")

@@ -62,10 +62,20 @@ def _file_write(tool_input: dict[str, Any], cwd: str, action: str) -> tuple[File
     return ()
 
 
+def _required_command(payload: dict[str, Any]) -> str:
+    """``beforeShellExecution``'s top-level ``command``: required; a string (without a NUL
+    byte) or an argv list (:func:`E.shell_command`)."""
+    value = payload.get("command")
+    if value is None:
+        raise InputError("missing field 'command'")
+    return E.text(payload, "command") if isinstance(value, str) else \
+        E.shell_command(value, "command")
+
+
 def _tool(event: str, payload: dict[str, Any], cwd: str) -> dict[str, Any]:
     if event == "beforeShellExecution":
         return {"tool_name": "Shell", "tool": E.SHELL,
-                "command": E.text(payload, "command", required=True)}
+                "command": _required_command(payload)}
     if event == "afterFileEdit":
         path = E.text(payload, "file_path", required=True)
         return {"tool_name": "Write", "tool": E.FILE_WRITE,
@@ -80,7 +90,7 @@ def _tool(event: str, payload: dict[str, Any], cwd: str) -> dict[str, Any]:
         command = tool_input.get("command")
         where = tool_input.get("working_directory")
         out = {"tool_name": name, "tool": E.SHELL,
-               "command": command if isinstance(command, str) else ""}
+               "command": E.shell_command(command)}
         if isinstance(where, str) and where.startswith("/"):
             out["cwd"] = where
         return out

@@ -44,7 +44,7 @@ def _tool(event: str, payload: dict[str, Any], cwd: str) -> dict[str, Any]:
     if name == "run_shell_command":
         command = tool_input.get("command")
         out: dict[str, Any] = {"tool_name": name, "tool": E.SHELL,
-                               "command": command if isinstance(command, str) else ""}
+                               "command": E.shell_command(command)}
         where = tool_input.get("dir_path")
         if isinstance(where, str) and where and "\0" not in where:
             out["cwd"] = E.absolute(where, cwd)

@@ -256,6 +256,22 @@ def text(payload: dict[str, Any], key: str, *, required: bool = False) -> str:
     return value
 
 
+def shell_command(value: object, key: str = "tool_input.command") -> str:
+    """A shell tool's command (the field ``key``, named in the error) as one shell line, for
+    every host: a string as it is (absent or null: ``""``); an argv list of strings (the form
+    Codex's own shell tool runs, e.g. ``["bash", "-lc", "git status"]``, or
+    ``["git", "branch", "-D", "x"]``) quoted word by word (``shlex.join``), so the guard reads
+    what runs. Raises :class:`InputError` for anything else (never a silent allow of an
+    unread command)."""
+    if value is None or isinstance(value, str):
+        return value or ""
+    if isinstance(value, list) and value and all(isinstance(w, str) for w in value):
+        import shlex
+
+        return shlex.join(value)
+    raise InputError(f"field {key!r} must be a string or a list of strings")
+
+
 def flag(payload: dict[str, Any], key: str) -> bool:
     """``payload[key]`` as a boolean (absent: False). Raises :class:`InputError` otherwise."""
     value = payload.get(key, False)

@@ -218,7 +218,11 @@ def _silent(words: "list[bytes]") -> bool:
                for i, word in enumerate(words))
 
 
-def _risky(command: bytes) -> bool:
+def risky(command: bytes) -> bool:
+    """Whether the guard may have something to judge in the shell ``command``: it names a
+    :data:`GUARD_WORDS` or :data:`PROTECTED_HINTS` word, :data:`CONSENT_FLAG`, a
+    :data:`HIDDEN_SPELLING` character or (in any case) a :data:`BYPASS_WORDS` word, or may
+    empty a file or run a script (:func:`may_truncate`, :func:`may_run_script`)."""
     for word in _WORDS:
         if word in command:
             return True
@@ -266,4 +270,4 @@ def silent(data: bytes, spec: "FastSpec") -> "bytes | None":
     cwd = found.get(_CWD)
     if cwd is None or cwd == NOT_STRING or any(h in cwd for h in _HINTS):
         return None
-    return None if _risky(command) else quiet
+    return None if risky(command) else quiet

@@ -18,25 +18,33 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from branchkeeper.adapters.hooks.answer import Answer
     from branchkeeper.adapters.hooks.event import HookEvent
+    from branchkeeper.policy.decision import Decision
 
 
 def refusal(host: str, wire_event: str, why: str) -> tuple[HookEvent, Answer]:
     """The deny of a tool call the hook could not read (``why``), and a bare event of
     ``host``'s ``wire_event`` to render it for."""
-    from branchkeeper.adapters.hooks import answer as A
     from branchkeeper.adapters.hooks import event as E
     from branchkeeper.policy.decision import Decision, Verdict
     from branchkeeper.policy.unread import R_UNPARSED
 
-    d = Decision(
+    return deny(host, wire_event, Decision(
         Verdict.DENY, R_UNPARSED,
         f"The hook input is larger than {E.MAX_INPUT_BYTES} bytes (4 MiB) and the guard read "
         f"only its beginning: {why}, so the tool call cannot be judged.",
         "Split the work into smaller tool calls (a shorter command, a smaller file written in "
-        "parts); or ask a human.")
+        "parts); or ask a human."))
+
+
+def deny(host: str, wire_event: str, decision: Decision) -> tuple[HookEvent, Answer]:
+    """The deny ``decision`` of a tool call whose input was not read in full, and a bare event
+    of ``host``'s ``wire_event`` to render it for (also :mod:`.unreadable`'s)."""
+    from branchkeeper.adapters.hooks import answer as A
+    from branchkeeper.adapters.hooks import event as E
+
     bare = E.HookEvent(host=host, kind=E.PRE_TOOL, wire_event=wire_event,
                        session_id="no-session", cwd="/")
-    return bare, A.Answer(A.DENY, d.text)
+    return bare, A.Answer(A.DENY, decision.text)
 
 
 def judgeable(event: HookEvent) -> HookEvent | str:
