@@ -256,7 +256,8 @@ def test_demo_command_json(capsys: pytest.CaptureFixture[str]) -> None:
         for b in DEMO_BRANCHES if b.on}
     assert report["summary"]["superseded"] == 2
     assert report["summary"]["lost_work_by_kind"] == {
-        "unpushed_branch": 4, "detached_commit": 1, "dirty_worktree": 1, "stash": 0,
+        "unpushed_branch": 4, "detached_commit": 1, "worktree_ref": 0, "submodule_store": 0,
+        "dirty_worktree": 1, "stash": 0,
         "kept_ref": 0, "ignored_files": 0}
 
 

@@ -106,7 +106,8 @@ def test_sweep_json_lists_every_kind_most_at_risk_first(world: dict[str, Any],
     assert doc["lost_work"] == _expected(world)
     assert doc["summary"]["lost_work_risk"] == 6
     assert doc["summary"]["lost_work_by_kind"] == {
-        "unpushed_branch": 1, "detached_commit": 1, "dirty_worktree": 1, "stash": 1,
+        "unpushed_branch": 1, "detached_commit": 1, "worktree_ref": 0, "submodule_store": 0,
+        "dirty_worktree": 1, "stash": 1,
         "kept_ref": 1, "ignored_files": 1}
     assert _sweep(capsys, world["repo"], "--fail-on-risk")[0] == 1
 

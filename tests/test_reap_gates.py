@@ -109,7 +109,8 @@ def test_explain_lists_every_gate(repo: GitRepo, tmp_path: Path,
     entry = by_path(reap_json(capsys, repo, "--dry-run"))[str(path)]
     names = [g[0] for g in gates(entry)]
     assert names == ["present", "not_main", "not_self", "not_protected", "no_hold", "unlocked",
-                     "idle", "clean", "no_nested", "ignored_disposable", "preserved"]
+                     "idle", "clean", "no_nested", "ignored_disposable", "preserved",
+                     "refs_kept", "no_submodule"]
     assert all(g[1] for g in gates(entry))
     _rc, out, _ = bk(capsys, "-C", str(repo.path), "worktree", "reap", "--dry-run", "--explain")
     block = out.split(f"would remove: {path} (feat-b)\n")[1].split("would remove 1")[0]
@@ -119,7 +120,8 @@ def test_explain_lists_every_gate(repo: GitRepo, tmp_path: Path,
         "    pass present", "    pass not_main", "    pass not_self", "    pass not_protected",
         "    pass no_hold",
         "    pass unlocked", "    pass idle", "    pass clean", "    pass no_nested",
-        "    pass ignored_disposable", "    pass preserved"]
+        "    pass ignored_disposable", "    pass preserved", "    pass refs_kept",
+        "    pass no_submodule"]
     # --explain lists the main worktree too (kept), and the totals count what is listed
     listed = [ln for ln in out.splitlines() if ln.startswith(("would remove: ", "kept: "))]
     assert listed == [f"kept: {repo.path} (main)", f"would remove: {path} (feat-b)"]

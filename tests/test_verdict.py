@@ -331,6 +331,7 @@ def test_json_document_lists_superseded_in_the_summary(
                               "unstarted": 0, "superseded": 1, "dormant": 0, "live": 0, "unknown": 0,
                               "lost_work_risk": 1,
                               "lost_work_by_kind": {"unpushed_branch": 1, "detached_commit": 0,
+                                                    "worktree_ref": 0, "submodule_store": 0,
                                                     "dirty_worktree": 0, "stash": 0,
                                                     "kept_ref": 0, "ignored_files": 0}}
     rows = json.loads((Path(w.path) / ".git" / "branchkeeper" / "last-sweep.json").read_text())

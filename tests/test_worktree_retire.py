@@ -260,6 +260,7 @@ def test_list_json_whole_output(repo: GitRepo, tmp_path: Path,
     contents = [("clean", True, "no tracked changes, no untracked files"),
                 ("no_nested", True, "no nested checkout"),
                 ("ignored_disposable", True, "no ignored files")]
+    nosub = ("no_submodule", True, "no initialised submodule")
     assert main_row == {
         "path": str(repo.path), "branch": "main", "head": main_head, "detached": False,
         "main": True, "bare": False, "locked": False, "lock_reason": None, "prunable": False,
@@ -268,12 +269,12 @@ def test_list_json_whole_output(repo: GitRepo, tmp_path: Path,
         "hold": None,
         "retire": {"disposition": "SKIP_SELF", "reason": never, "triage": None,
                    "gates": _gates(*common, *contents,
-                                   ("commit_kept", True, "branch main keeps it"))},
+                                   ("commit_kept", True, "branch main keeps it"), nosub)},
         "reap": {"disposition": "SKIP_SELF", "reason": never, "triage": None,
                  "gates": _gates(*common, ("idle", False, "last activity 0.0 h ago, within the "
                                                           "3 h activity window"),
                                  *contents, ("preserved", False, "branch main is default: "
-                                             "never judged finished by the reaper"))},
+                                             "never judged finished by the reaper"), nosub)},
         "branch_state": {"state": "default", "containment": None, "containing_ref": None,
                          "proof": None, "ahead": None, "reason": ""}}
     gone = "prunable: gitdir file points to non-existent location"
@@ -281,6 +282,7 @@ def test_list_json_whole_output(repo: GitRepo, tmp_path: Path,
               ("not_self", True, "the command runs elsewhere"),
               ("not_protected", True, "gone is a work branch"),
               ("no_hold", True, "no explicit hold"), ("unlocked", True, "not locked")]
+    own_refs = ("refs_kept", True, "no ref of its own holds a commit only it has")
     assert rows[1] == {
         "path": str(wp), "branch": "gone", "head": head, "detached": False, "main": False,
         "bare": False, "locked": False, "lock_reason": None, "prunable": True,
@@ -288,9 +290,10 @@ def test_list_json_whole_output(repo: GitRepo, tmp_path: Path,
         "ignored": None, "nested": [], "last_activity": None, "idle_hours": None,
         "added_hours": None, "activity_capped": False, "hold": None,
         "retire": {"disposition": "SKIP_PRUNABLE", "reason": gone, "triage": None,
-                   "gates": _gates(*linked, ("commit_kept", True, "branch gone keeps it"))},
+                   "gates": _gates(*linked, ("commit_kept", True, "branch gone keeps it"),
+                                   own_refs)},
         "reap": {"disposition": "SKIP_PRUNABLE", "reason": gone, "triage": None,
-                 "gates": _gates(*linked)},
+                 "gates": _gates(*linked, own_refs)},
         "branch_state": {"state": "unstarted", "containment": None, "containing_ref": None,
                          "proof": None, "ahead": 0,
                          "reason": "unstarted: at the same tip as main"}}

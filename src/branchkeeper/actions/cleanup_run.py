@@ -20,8 +20,9 @@ from branchkeeper.actions.refupdate import RefLockError, RefOutcome, create_refs
 from branchkeeper.actions.retire import pin_ref_name
 from branchkeeper.analysis.ignored import Polarity
 from branchkeeper.analysis.inventory import build_inventory
-from branchkeeper.analysis.worktree_record import prunable_at_risk
-from branchkeeper.git.repo import RepoFacts
+from branchkeeper.analysis.lost_work import lost_work, risk_line, worktree_work
+from branchkeeper.analysis.worktree_record import WorktreeRecord, prunable_at_risk
+from branchkeeper.git.repo import RepoFacts, read_remote_config
 from branchkeeper.git.run import GitError, run_git
 from branchkeeper.git.types import Oid
 from branchkeeper.model.config import Config
@@ -103,17 +104,30 @@ def _fetch(facts: RepoFacts, config: Config) -> str:
     return f"fetched {remote} (--prune)"
 
 
-def prune_worktrees(facts: RepoFacts, config: Config, *, dry: bool) -> list[str]:
-    """``git worktree prune``, after pinning under ``refs/branchkeeper/pinned/`` every detached
-    HEAD of a prunable entry that no ref holds (the entry is its only copy:
-    :func:`~branchkeeper.analysis.worktree_record.prunable_at_risk`); when a pin cannot be
-    written, or the entries cannot be read, nothing is pruned. ``dry``: say what would be
-    pinned, change nothing. Returns the notes to show; raises nothing."""
-    try:
-        at_risk = prunable_at_risk(facts, config)
-    except GitError as exc:
-        return [f"git worktree prune not run: could not read the worktrees "
-                f"({str(exc).splitlines()[0]})"]
+#: The lock reason of a prunable entry held while ``git worktree prune`` runs.
+HOLD_REASON = "branchkeeper: held from git worktree prune (its admin directory holds work)"
+
+
+def _held_lines(facts: RepoFacts, config: Config, held: Sequence[WorktreeRecord], *,
+                dry: bool) -> list[str]:
+    """Per prunable entry held from ``git worktree prune``: why, then its LOST WORK RISK lines
+    (the sweep's words and commands; one ``git config`` for the remote, only when one is
+    held)."""
+    if not held:
+        return []
+    remote = config.branches.remote
+    configured = read_remote_config(facts.root, remote).configured
+    items = lost_work([], worktree_work(held), [], {}, remote=remote if configured else None,
+                      now=clock.now())
+    verb = "would hold" if dry else "held"
+    lines = [f"{verb} prunable worktree {r.worktree.path} from git worktree prune: "
+             f"{r.admin_loss}" for r in held]
+    return lines + [risk_line(i) for i in items]
+
+
+def _pin_heads(facts: RepoFacts, at_risk: Sequence[WorktreeRecord], *, dry: bool
+               ) -> tuple[list[str], bool]:
+    """Pin the unreferenced detached HEADs of ``at_risk`` (dry: say so): (notes, ok)."""
     pins: dict[str, Oid] = {}
     where: dict[str, str] = {}
     for r in at_risk:
@@ -122,24 +136,69 @@ def prune_worktrees(facts: RepoFacts, config: Config, *, dry: bool) -> list[str]
             pins[ref], where[ref] = head, str(r.worktree.path)
     if dry:
         return [f"would pin detached HEAD {oid.short} of prunable worktree {where[ref]} as {ref}"
-                for ref, oid in pins.items()]
+                for ref, oid in pins.items()], True
+    if not pins:
+        return [], True
+    try:
+        results = create_refs(facts.root, pins, must_not_exist=True)
+    except RefLockError as exc:
+        return [f"git worktree prune not run: could not pin its detached HEADs ({exc})"], False
+    failed = [r for r in results.values()
+              if r.outcome not in (RefOutcome.CREATED, RefOutcome.PRESENT)]
+    if failed:
+        return [f"git worktree prune not run: could not pin {r.expected} as {r.ref} "
+                f"({r.reason})" for r in failed], False
+    return [f"pinned detached HEAD {oid.short} of prunable worktree {where[ref]} as {ref}"
+            for ref, oid in pins.items()], True
+
+
+def _prune_around(facts: RepoFacts, held: Sequence[WorktreeRecord]) -> list[str]:
+    """``git worktree prune`` with each ``held`` entry locked for its duration (git never
+    prunes a locked entry) and unlocked after; a lock that fails prunes nothing."""
+    locked: list[str] = []
     notes: list[str] = []
-    if pins:
-        try:
-            results = create_refs(facts.root, pins, must_not_exist=True)
-        except RefLockError as exc:
-            return [f"git worktree prune not run: could not pin its detached HEADs ({exc})"]
-        failed = [r for r in results.values()
-                  if r.outcome not in (RefOutcome.CREATED, RefOutcome.PRESENT)]
-        if failed:
-            return [f"git worktree prune not run: could not pin {r.expected} as {r.ref} "
-                    f"({r.reason})" for r in failed]
-        notes += [f"pinned detached HEAD {oid.short} of prunable worktree {where[ref]} as {ref}"
-                  for ref, oid in pins.items()]
-    res = run_git(["worktree", "prune"], cwd=facts.root, check=False)
-    if res.returncode != 0:
-        notes.append("git worktree prune failed: " + res.stderr.decode("utf-8", "replace").strip())
+    try:
+        for r in held:
+            path = str(r.worktree.path)
+            res = run_git(["worktree", "lock", "--reason", HOLD_REASON, path], cwd=facts.root,
+                          check=False)
+            if res.returncode != 0:
+                why = res.stderr.decode("utf-8", "replace").strip()
+                return [f"git worktree prune not run: could not hold {path} ({why})"]
+            locked.append(path)
+        res = run_git(["worktree", "prune"], cwd=facts.root, check=False)
+        if res.returncode != 0:
+            notes.append("git worktree prune failed: "
+                         + res.stderr.decode("utf-8", "replace").strip())
+    finally:
+        for path in locked:
+            res = run_git(["worktree", "unlock", path], cwd=facts.root, check=False)
+            if res.returncode != 0:
+                notes.append(f"could not unlock {path} after git worktree prune: "
+                             + res.stderr.decode("utf-8", "replace").strip())
     return notes
+
+
+def prune_worktrees(facts: RepoFacts, config: Config, *, dry: bool) -> list[str]:
+    """``git worktree prune``, after pinning under ``refs/branchkeeper/pinned/`` every detached
+    HEAD of a prunable entry that no ref holds (the entry is its only copy), and holding (not
+    pruning) every prunable entry whose admin directory holds work nothing else does: its own
+    refs' commits, its submodule stores
+    (:func:`~branchkeeper.analysis.worktree_record.prunable_at_risk`); a held entry is listed
+    with its LOST WORK RISK lines. When a pin or a hold cannot be written, or the entries
+    cannot be read, nothing is pruned. ``dry``: say what would be pinned and held, change
+    nothing. Returns the notes to show; raises nothing."""
+    try:
+        at_risk = prunable_at_risk(facts, config)
+        held = [r for r in at_risk if r.admin_loss is not None]
+        notes = _held_lines(facts, config, held, dry=dry)
+    except GitError as exc:
+        return [f"git worktree prune not run: could not read the worktrees "
+                f"({str(exc).splitlines()[0]})"]
+    pinned, ok = _pin_heads(facts, [r for r in at_risk if r not in held], dry=dry)
+    if dry or not ok:
+        return [*notes, *pinned] if ok else pinned
+    return [*notes, *pinned, *_prune_around(facts, held)]
 
 
 def run_prune(facts: RepoFacts, config: Config, *, fetch: bool, dry: bool,

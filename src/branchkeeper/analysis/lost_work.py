@@ -6,6 +6,11 @@ Kinds, in the order they are listed (most at risk first):
 - ``unpushed_branch``: a branch with commits no remote-tracking ref holds (the inventory's
   ``nowhere`` containment, the default branch and lines included): ``git push -u``;
 - ``detached_commit``: a worktree's detached HEAD that no ref holds: push it to a new branch;
+- ``worktree_ref``: a linked worktree's own ref (``refs/worktree/*``, ``refs/bisect/*``,
+  ``refs/rewritten/*``) holding commits no branch, tag or remote holds: push its tip to a new
+  branch (or create one, without a remote);
+- ``submodule_store``: a submodule store (``<admin dir>/modules/<name>``) of a worktree whose
+  directory is gone: ``git worktree prune`` would delete it: push its branches and HEAD;
 - ``dirty_worktree``: uncommitted changes or untracked files in a worktree (the main one
   included): commit the named paths and push the commit. On a work branch the commit goes onto
   it and the branch is pushed; on the default branch, an integration line, an exempt or a
@@ -38,6 +43,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple
 
 from branchkeeper.analysis.hidden_edits import unflag_command
+from branchkeeper.analysis.worktree_store import HeldRef, unique_counts
 from branchkeeper.git.parse import records
 from branchkeeper.git.run import run_git
 from branchkeeper.git.types import Oid, push_argv
@@ -65,6 +71,8 @@ class LostKind(StrEnum):
 
     UNPUSHED_BRANCH = "unpushed_branch"
     DETACHED_COMMIT = "detached_commit"
+    WORKTREE_REF = "worktree_ref"
+    SUBMODULE_STORE = "submodule_store"
     DIRTY_WORKTREE = "dirty_worktree"
     STASH = "stash"
     KEPT_REF = "kept_ref"
@@ -204,29 +212,7 @@ def read_kept_refs(root: Path) -> dict[str, tuple[Oid, int]]:
                       "refs/branchkeeper"], cwd=root).stdout
     tips = {ref: Oid.parse(oid) for ref, oid, kind in records(listed, fields=3)
             if kind == "commit"}
-    if not tips:
-        return {}
-    stdin = "".join(f"{t}\n" for t in set(tips.values())).encode()
-    walked = run_git(["rev-list", "--parents", "--stdin", "--not", "--remotes"], cwd=root,
-                     stdin=stdin).text
-    parents: dict[str, list[str]] = {}
-    for line in walked.splitlines():
-        commit, *rest = line.split()
-        parents[commit] = rest
-    out: dict[str, tuple[Oid, int]] = {}
-    for ref, tip in tips.items():
-        if tip not in parents:
-            continue  # a remote-tracking ref holds it
-        seen: set[str] = set()
-        todo = [str(tip)]
-        while todo:
-            c = todo.pop()
-            if c in seen or c not in parents:
-                continue
-            seen.add(c)
-            todo.extend(parents[c])
-        out[ref] = (tip, len(seen))
-    return out
+    return unique_counts(root, tips, ("--remotes",))
 
 
 def _branch_items(branches: Sequence[BranchRecord], remote: str) -> list[LostWork]:
@@ -262,6 +248,9 @@ class WorktreeWork:
     #: the edits among ``dirty`` that ``git status`` and ``git add`` do not see (a
     #: skip-worktree or assume-unchanged flag: :mod:`branchkeeper.analysis.hidden_edits`)
     hidden: tuple[str, ...] = ()
+    #: its own refs holding commits nothing else holds; its submodule stores (prunable only)
+    held: tuple[HeldRef, ...] = ()
+    stores: tuple[Path, ...] = ()
 
 
 def _prunable_item(w: WorktreeWork, head: Oid, remote: str | None) -> LostWork:
@@ -309,8 +298,31 @@ def secure_command(path: str, dirty: Sequence[str], *, branch: str | None, share
     return command + " && " + shlex.join(["git", "-C", path, *push_argv(remote, branch)[1:]])
 
 
-def _worktree_items(w: WorktreeWork, remote: str | None) -> list[LostWork]:
+def _store_items(w: WorktreeWork, remote: str | None) -> list[LostWork]:
+    """The per-worktree refs and (of a prunable worktree) the submodule stores of ``w``."""
     items: list[LostWork] = []
+    for h in w.held:
+        name = _rescue_name("", f"{Path(w.path).name}-{h.ref.rsplit('/', 1)[-1]}", h.tip)
+        secure = (shlex.join(["git", "push", remote, f"{h.tip}:refs/heads/{name}"]) if remote
+                  else shlex.join(["git", "branch", name, str(h.tip)]))
+        items.append(LostWork(LostKind.WORKTREE_REF, w.path,
+                              f"its own ref {h.ref} holds {h.count} commit(s) no branch, tag or "
+                              "remote holds", secure, h.count, w.age_days, w.path))
+    for store in w.stores:
+        name = "rescue/" + (_SAFE.sub("-", f"{Path(w.path).name}-{store.name}")
+                            .strip(".-")[:40] or "submodule")
+        git = ["git", "--git-dir", str(store), "push", "origin"]
+        items.append(LostWork(
+            LostKind.SUBMODULE_STORE, w.path,
+            f"submodule store {store} of a worktree whose directory is gone (prunable): "
+            "git worktree prune would delete it and the submodule commits only it holds",
+            shlex.join([*git, "refs/heads/*:refs/heads/*", f"HEAD:refs/heads/{name}"]),
+            None, w.age_days, w.path))
+    return items
+
+
+def _worktree_items(w: WorktreeWork, remote: str | None) -> list[LostWork]:
+    items: list[LostWork] = _store_items(w, remote)
     if w.detached_unreferenced and w.head is not None and w.prunable:
         items.append(_prunable_item(w, w.head, remote))
     elif w.detached_unreferenced and w.head is not None:
@@ -365,16 +377,21 @@ def lost_work(branches: Sequence[BranchRecord], worktrees: Sequence[WorktreeWork
 
 def worktree_work(records: Sequence[WorktreeRecord]) -> list[WorktreeWork]:
     """What each classified worktree holds that is local-only (bare ones skipped; of one whose
-    directory is gone, a prunable entry, only a detached HEAD no ref holds: the entry is all
-    that names it; a worktree whose status could not be read is left out: it is not known to
-    be at risk)."""
+    directory is gone, a prunable entry, only a detached HEAD no ref holds, its own refs'
+    commits and its submodule stores: the entry is all that holds them; a worktree whose
+    status could not be read is left out: it is not known to be at risk)."""
     out: list[WorktreeWork] = []
     for r in records:
         wt, st, inputs = r.worktree, r.status, r.inputs
         unreferenced = r.unreferenced_head is not None
+        store = inputs.base.store
+        held = store.held if store is not None else ()
         if wt.prunable and not wt.bare:
-            if unreferenced:
-                out.append(WorktreeWork(str(wt.path), wt.head, True, (), (), None, prunable=True))
+            stores = tuple(store.admin / "modules" / m for m in store.modules) \
+                if store is not None else ()
+            if unreferenced or held or stores:
+                out.append(WorktreeWork(str(wt.path), wt.head, unreferenced, (), (), None,
+                                        prunable=True, held=held, stores=stores))
             continue
         if wt.bare or st is None:
             continue
@@ -389,7 +406,7 @@ def worktree_work(records: Sequence[WorktreeRecord]) -> list[WorktreeWork]:
         out.append(WorktreeWork(str(wt.path), wt.head, unreferenced, (*st.tracked, *st.untracked),
                                 kept, None if idle is None else round(idle / 24.0, 2),
                                 branch=branch, shared=inputs.base.protected is not None,
-                                hidden=st.hidden))
+                                hidden=st.hidden, held=held))
     return out
 
 

@@ -26,7 +26,7 @@ from branchkeeper.analysis.worktree_model import (
     Gate,
     RetireInputs,
     WorktreeVerdict,
-    triage_command,
+    triage_for,
 )
 from branchkeeper.model.records import BranchAction, BranchRecord, BranchState, Containment
 
@@ -212,7 +212,8 @@ def _preserved(i: ReapInputs) -> Gate | None:
 REAP_GATES: tuple[ReapGateFn, ...] = (
     _RETIRE["_present"], _RETIRE["_not_main"], _RETIRE["_not_self"], _RETIRE["_not_protected"],
     _RETIRE["_no_hold"], _RETIRE["_unlocked"], _idle, _min_age, _RETIRE["_clean"],
-    _RETIRE["_no_nested"], _RETIRE["_ignored_ok"], _preserved,
+    _RETIRE["_no_nested"], _RETIRE["_ignored_ok"], _preserved, _RETIRE["_refs_kept"],
+    _RETIRE["_no_submodule"],
 )
 
 #: The dispositions ``--archive-unproven`` may archive (second document: an explicit whitelist).
@@ -224,17 +225,15 @@ def evaluate_reap(inputs: ReapInputs,
     """Run the reap ``gates`` over ``inputs``; the first failing gate gives the disposition.
 
     Every gate is evaluated (for ``--explain``); a gate returning ``None`` does not apply.
-    A ``SKIP_UNREFERENCED_COMMIT`` verdict carries the triage command (second document).
+    A ``SKIP_UNREFERENCED_COMMIT`` (second document) or ``SKIP_SUBMODULE`` verdict carries the
+    triage command (:func:`~branchkeeper.analysis.worktree_model.triage_for`).
     """
     results = tuple(g for g in (fn(inputs) for fn in gates) if g is not None)
     failed = [g for g in results if not g.passed]
     disposition = failed[0].fails_as if failed else Disposition.REMOVABLE
     reason = failed[0].detail if failed else disposition.reason
     wt = inputs.base.worktree
-    triage = None
-    if disposition is Disposition.SKIP_UNREFERENCED_COMMIT and wt.head is not None:
-        triage = triage_command(wt.path, wt.head)
-    return WorktreeVerdict(wt, disposition, reason, results, triage)
+    return WorktreeVerdict(wt, disposition, reason, results, triage_for(disposition, wt))
 
 
 def archivable(verdict: WorktreeVerdict) -> bool:

@@ -255,6 +255,7 @@ def _why(row: RepoReport) -> list[str]:
 
 
 _KIND_WORDS = {"unpushed_branch": "unpushed branch(es)", "detached_commit": "detached commit(s)",
+               "worktree_ref": "worktree ref(s)", "submodule_store": "submodule store(s)",
                "dirty_worktree": "dirty worktree(s)", "stash": "stash(es)",
                "kept_ref": "ref(s) of ours", "ignored_files": "worktree(s) holding ignored files"}
 

@@ -20,6 +20,7 @@ from enum import StrEnum
 from pathlib import Path
 
 from branchkeeper.analysis.worktree_status import IgnoredVerdict, WorktreeStatus
+from branchkeeper.analysis.worktree_store import WorktreeStore
 from branchkeeper.git.repo import Worktree
 from branchkeeper.git.run import run_git
 from branchkeeper.git.types import Oid
@@ -44,6 +45,8 @@ class Disposition(StrEnum):
     SKIP_NESTED = "SKIP_NESTED"
     SKIP_PRUNABLE = "SKIP_PRUNABLE"
     SKIP_PROTECTED_BRANCH = "SKIP_PROTECTED_BRANCH"
+    SKIP_WORKTREE_REF = "SKIP_WORKTREE_REF"
+    SKIP_SUBMODULE = "SKIP_SUBMODULE"
 
     @property
     def reason(self) -> str:
@@ -69,6 +72,9 @@ _REASONS: dict[Disposition, str] = {
     Disposition.SKIP_PRUNABLE: "its directory is gone (git worktree prune would drop the entry)",
     Disposition.SKIP_PROTECTED_BRANCH: "the checkout of the default branch, an integration line, "
                                        "an exempt or a protected branch is never removed",
+    Disposition.SKIP_WORKTREE_REF: "a ref of its own (refs/worktree, refs/bisect, "
+                                   "refs/rewritten) holds commits no branch, tag or remote holds",
+    Disposition.SKIP_SUBMODULE: "it has initialised submodules: git refuses to remove it",
 }
 
 #: Dispositions that no later change to the worktree resolves: a retire refused for one of
@@ -115,7 +121,9 @@ class RetireInputs:
     ``containment_error``: why that could not be checked. ``status_error``: why ``git status``
     failed on a present directory (the clean gate then fails closed). ``protected``: why the
     worktree's branch is never removed (:func:`~branchkeeper.analysis.refs.protected_role`),
-    or ``None``.
+    or ``None``. ``store``: what its admin directory holds (per-worktree refs, submodule
+    stores; ``None``: not read, or the main worktree); ``submodules``: what makes git refuse
+    its removal (:func:`~branchkeeper.analysis.worktree_store.initialised_submodules`).
     """
 
     worktree: Worktree
@@ -127,6 +135,8 @@ class RetireInputs:
     containment_error: str | None = None
     status_error: str | None = None
     protected: str | None = None
+    store: WorktreeStore | None = None
+    submodules: tuple[str, ...] = ()
 
 
 GateFn = Callable[[RetireInputs], Gate | None]
@@ -269,16 +279,58 @@ def _commit_kept(i: RetireInputs) -> Gate | None:
                 Disposition.SKIP_UNREFERENCED_COMMIT)
 
 
-#: The retire gates, in the order a disposition is chosen (first failing gate wins).
+def _refs_kept(i: RetireInputs) -> Gate | None:
+    st, fails = i.store, Disposition.SKIP_WORKTREE_REF
+    if st is None:
+        return None
+    if st.error is not None:
+        return Gate("refs_kept", False, f"could not check its own refs: {st.error}", fails)
+    if st.held:
+        shown = _sample([f"{h.ref} ({h.count} commit(s))" for h in st.held])
+        return Gate("refs_kept", False, f"its own refs hold commits no branch, tag or remote "
+                    f"holds: {shown}", fails)
+    return Gate("refs_kept", True, "no ref of its own holds a commit only it has", fails)
+
+
+def _no_submodule(i: RetireInputs) -> Gate | None:
+    if i.status is None:
+        return None
+    fails = Disposition.SKIP_SUBMODULE
+    if i.submodules:
+        return Gate("no_submodule", False, f"initialised submodule(s): {_sample(i.submodules)}; "
+                    "git refuses to remove it: check that their commits are on their remotes "
+                    "(triage), then remove it by hand", fails)
+    return Gate("no_submodule", True, "no initialised submodule", fails)
+
+
+#: The retire gates, in the order a disposition is chosen (first failing gate wins). The
+#: submodule gate is last: when it alone fails, removing by hand loses only what the
+#: submodules hold.
 RETIRE_GATES: tuple[GateFn, ...] = (
     _present, _not_main, _not_self, _not_protected, _no_hold, _unlocked, _clean, _no_nested,
-    _ignored_ok, _commit_kept,
+    _ignored_ok, _commit_kept, _refs_kept, _no_submodule,
 )
+
+#: What a submodule's checkout holds that no remote has: run in each one by ``triage``.
+SUBMODULE_CHECK = "git log --oneline HEAD --branches --not --remotes"
 
 
 def triage_command(path: Path, head: Oid) -> str:
     """``git -C <path> branch -r --contains <sha>``, shell-quoted (second document)."""
     return shlex.join(["git", "-C", str(path), "branch", "-r", "--contains", str(head)])
+
+
+def triage_for(disposition: Disposition, wt: Worktree) -> str | None:
+    """The shell-quoted command to triage a worktree kept as ``disposition`` by hand:
+    :func:`triage_command` for ``SKIP_UNREFERENCED_COMMIT``; for ``SKIP_SUBMODULE``,
+    ``git -C <path> submodule foreach --recursive '<SUBMODULE_CHECK>'`` (the commits each
+    submodule holds that no remote has); else ``None``."""
+    if disposition is Disposition.SKIP_UNREFERENCED_COMMIT and wt.head is not None:
+        return triage_command(wt.path, wt.head)
+    if disposition is Disposition.SKIP_SUBMODULE:
+        return shlex.join(["git", "-C", str(wt.path), "submodule", "foreach", "--recursive",
+                           SUBMODULE_CHECK])
+    return None
 
 
 def evaluate(inputs: RetireInputs, gates: Sequence[GateFn] = RETIRE_GATES) -> WorktreeVerdict:
@@ -290,10 +342,8 @@ def evaluate(inputs: RetireInputs, gates: Sequence[GateFn] = RETIRE_GATES) -> Wo
     failed = [g for g in results if not g.passed]
     disposition = failed[0].fails_as if failed else Disposition.REMOVABLE
     reason = failed[0].detail if failed else disposition.reason
-    triage = None
-    if disposition is Disposition.SKIP_UNREFERENCED_COMMIT and inputs.worktree.head is not None:
-        triage = triage_command(inputs.worktree.path, inputs.worktree.head)
-    return WorktreeVerdict(inputs.worktree, disposition, reason, results, triage)
+    return WorktreeVerdict(inputs.worktree, disposition, reason, results,
+                           triage_for(disposition, inputs.worktree))
 
 
 #: The ref namespaces whose refs keep a commit (section 11's ``contained_elsewhere`` plus ours).

@@ -13,10 +13,13 @@ reaper's activity window and every displayed idle time read.
 Git processes: one ``worktree list`` (unless given), one ``log --no-walk`` for the commit time
 of every HEAD that is not a branch tip of the inventory (none when all are), one lean
 ``for-each-ref`` (names and tips) to resolve the default branch when no inventory is given, then
-per linked worktree one ``status`` (plus one ``for-each-ref --contains`` for a detached HEAD),
-on a small thread pool. The inventory (for the reap disposition) is the caller's, built once. PR
-evidence is asked only for a pushed, unproven branch whose other reap gates all pass, so a
-degraded provider is probed at most once and only when it matters.
+per linked worktree one ``status`` (plus one ``for-each-ref --contains`` for a detached HEAD,
+one ``config --file .gitmodules`` where that file exists), on a small thread pool, and one
+``rev-list`` for every linked worktree's own refs (:mod:`~branchkeeper.analysis.worktree_store`:
+their admin directories are read from the filesystem). The inventory (for the reap
+disposition) is the caller's, built once. PR evidence is asked only for a pushed, unproven
+branch whose other reap gates all pass, so a degraded provider is probed at most once and only
+when it matters.
 """
 
 from __future__ import annotations
@@ -25,7 +28,7 @@ import contextlib
 import time
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -49,6 +52,11 @@ from branchkeeper.analysis.worktree_status import (
     commit_times,
     with_files,
     worktree_status,
+)
+from branchkeeper.analysis.worktree_store import (
+    WorktreeStore,
+    initialised_submodules,
+    read_stores,
 )
 from branchkeeper.git.repo import RepoFacts, Worktree, list_worktrees
 from branchkeeper.git.run import GitError
@@ -162,6 +170,23 @@ class WorktreeRecord:
         return None
 
     @property
+    def admin_loss(self) -> str | None:
+        """What deleting the worktree's admin directory (``git worktree prune``, a removal)
+        would lose, as one line: its own refs holding commits nothing else holds, its
+        submodule stores (non-empty ``modules/``), or why its refs could not be judged;
+        ``None`` when nothing."""
+        st = self.inputs.base.store
+        if st is None:
+            return None
+        parts = [f"its own ref {h.ref} holds {h.count} commit(s) no branch, tag or remote holds"
+                 for h in st.held]
+        if st.modules:
+            parts.append(f"submodule store(s) {', '.join(st.modules)} in {st.admin / 'modules'}")
+        if st.error is not None:
+            parts.append(f"its own refs could not be checked: {st.error}")
+        return "; ".join(parts) or None
+
+    @property
     def idle_hours(self) -> float | None:
         """Hours since the last activity (the figure the reaper's window reads), or ``None``."""
         if self.inputs.activity is None:
@@ -202,7 +227,8 @@ class WorktreeContext:
     """What every worktree's facts share, gathered once per run: the repository, its worktrees
     (``worktree list`` order), the ignored-content rules, the inventory (or ``None``), the
     default branch's name, the holds by path, the HEAD commit times, the clock, the
-    directory the command runs in, and whether the reap disposition is judged."""
+    directory the command runs in, whether the reap disposition is judged, and what each
+    linked worktree's admin directory holds (by path)."""
 
     facts: RepoFacts
     config: Config
@@ -217,10 +243,13 @@ class WorktreeContext:
     self_path: Path | None
     #: whether the reap disposition is judged (an inventory was built, or none was needed)
     judge_reap: bool = False
+    stores: dict[str, WorktreeStore] = field(default_factory=dict)
 
     def with_worktrees(self, worktrees: list[Worktree]) -> WorktreeContext:
-        """The same context over a fresh ``worktree list`` (for a re-check before removal)."""
-        return replace(self, worktrees=worktrees)
+        """The same context over a fresh ``worktree list`` (for a re-check before removal),
+        the admin directories read again."""
+        return replace(self, worktrees=worktrees, stores=read_stores(
+            self.facts.root, self.facts.common_dir, worktrees))
 
 
 def held_by(hold: hold_store.Hold | None) -> str | None:
@@ -257,9 +286,10 @@ def worktree_context(facts: RepoFacts, config: Config, *, inventory: Inventory |
     times = _head_times(facts, wts, inventory)
     now = clock.now() if settings.now is None else settings.now
     self_path = facts.toplevel.resolve() if facts.toplevel is not None else None
+    stores = read_stores(facts.root, facts.common_dir, wts)
     return WorktreeContext(facts, config, wts, IgnoredRules.from_config(
         config, polarity=settings.polarity), inventory, default_name, holds, times, settings,
-        now, self_path, inventory is not None if judge_reap is None else judge_reap)
+        now, self_path, inventory is not None if judge_reap is None else judge_reap, stores)
 
 
 def _head_times(facts: RepoFacts, worktrees: list[Worktree], inventory: Inventory | None
@@ -293,6 +323,8 @@ def gather(ctx: WorktreeContext, wt: Worktree, *, head_time: float | None = None
     :data:`NOT_INSPECTED`."""
     status = ignored = None
     status_error = None
+    store = ctx.stores.get(str(wt.path))
+    submodules: tuple[str, ...] = ()
     if not inspect and not wt.prunable and not wt.bare and wt.path.is_dir():
         status_error = NOT_INSPECTED
     elif not wt.prunable and not wt.bare and wt.path.is_dir():
@@ -303,6 +335,7 @@ def gather(ctx: WorktreeContext, wt: Worktree, *, head_time: float | None = None
             if status.tracked or status.untracked or (ignored is not None and ignored.kept) \
                     or wt.branch is None:  # local-only work, or may be: its idle is shown
                 status = with_files(status)
+            submodules = initialised_submodules(wt.path, store)
         except (GitError, ValueError) as exc:
             status_error = f"could not read its status: {str(exc).splitlines()[0]}"
     remote_ref = local_ref = error = None
@@ -317,7 +350,8 @@ def gather(ctx: WorktreeContext, wt: Worktree, *, head_time: float | None = None
     record = ctx.inventory.by_name().get(name) if ctx.inventory is not None and name else None
     protected = protected_role(name, ctx.config.branches, ctx.default_name) if name else None
     base = RetireInputs(wt, ctx.self_path, status, ignored, held_by(ctx.holds.get(str(wt.path))),
-                        remote_ref or local_ref, error, status_error, protected)
+                        remote_ref or local_ref, error, status_error, protected, store,
+                        submodules)
     activity = status.activity if status is not None else None
     return ReapInputs(
         base=base, now=ctx.now, activity=activity.latest if activity and activity.walked else None,
@@ -435,14 +469,16 @@ def survey_worktrees(facts: RepoFacts, config: Config, *, settings: WorktreeSett
 
 
 def prunable_at_risk(facts: RepoFacts, config: Config) -> list[WorktreeRecord]:
-    """The records of the prunable worktrees (directory gone) whose detached HEAD no ref holds:
-    what ``git worktree prune`` would lose. One ``worktree list``; when a prunable entry
-    exists, the context's reads and one ``for-each-ref --contains`` per detached one. Raises
-    :class:`GitError` when listing worktrees or refs fails."""
+    """The records of the prunable worktrees (directory gone) ``git worktree prune`` would lose
+    work with: a detached HEAD no ref holds (:attr:`WorktreeRecord.unreferenced_head`), or an
+    admin directory holding what nothing else does (:attr:`WorktreeRecord.admin_loss`). One
+    ``worktree list``; when a prunable entry exists, the context's reads and one
+    ``for-each-ref --contains`` per detached one. Raises :class:`GitError` when listing
+    worktrees or refs fails."""
     wts = list_worktrees(facts)
-    prunable = [w for w in wts if w.prunable and not w.bare and w.branch is None]
+    prunable = [w for w in wts if w.prunable and not w.bare]
     if not prunable:
         return []
     ctx = worktree_context(facts, config, inventory=None, worktrees=wts, judge_reap=False)
     return [r for r in classify_worktrees(ctx, only=prunable)
-            if r.unreferenced_head is not None]
+            if r.unreferenced_head is not None or r.admin_loss is not None]

@@ -23,6 +23,7 @@ from branchkeeper.state.abandoned import SESSION_END, STOP, STOP_FAILURE
 #: Branch lines shown at most; the rest are counted.
 MAX_LINES = 20
 _LOST_LABEL = {LostKind.DETACHED_COMMIT: "worktree", LostKind.DIRTY_WORKTREE: "worktree",
+               LostKind.WORKTREE_REF: "worktree", LostKind.SUBMODULE_STORE: "worktree",
                LostKind.STASH: "stash", LostKind.KEPT_REF: "ref",
                LostKind.IGNORED_FILES: "worktree", LostKind.UNPUSHED_BRANCH: "branch"}
 _STAGE_ORDER = {"block": 0, "noisy": 1, "advisory": 2}

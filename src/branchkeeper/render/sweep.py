@@ -118,6 +118,8 @@ def kept_json(tip: KeptTip) -> dict[str, Any]:
 KIND_LABELS = {
     LostKind.UNPUSHED_BRANCH: "branch(es)",
     LostKind.DETACHED_COMMIT: "detached commit(s)",
+    LostKind.WORKTREE_REF: "worktree ref(s)",
+    LostKind.SUBMODULE_STORE: "submodule store(s)",
     LostKind.DIRTY_WORKTREE: "dirty worktree(s)",
     LostKind.STASH: "stash(es)",
     LostKind.KEPT_REF: "ref(s) of ours",

@@ -1,0 +1,133 @@
+"""What a linked worktree's admin directory holds that a removal or ``git worktree prune`` would
+lose: per-worktree refs holding commits nothing else holds, and submodule stores (the
+:mod:`branchkeeper.git.worktree_admin` reads; second document, "Cleanup: isolation worktrees":
+every commit a worktree pins keeps a ref).
+
+Git processes: one ``rev-list`` for the per-worktree refs of every worktree at once (none when
+there is none); per worktree with a ``.gitmodules`` file and no submodule store, one
+``git config --file`` listing its submodules' paths. The rest is a directory walk.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from branchkeeper.git.parse import zsplit
+from branchkeeper.git.repo import Worktree
+from branchkeeper.git.run import GitError, run_git
+from branchkeeper.git.types import Oid
+from branchkeeper.git.worktree_admin import AdminDir, admin_dirs, read_admin_dir
+
+#: What keeps a commit, for a per-worktree ref: every branch, tag, remote-tracking ref and ref
+#: of our own (``worktree_model.KEEPING_REFS``), as ``rev-list`` arguments.
+KEEPING_ARGS = ("--branches", "--tags", "--remotes", "--glob=refs/branchkeeper/*")
+
+
+@dataclass(frozen=True, slots=True)
+class HeldRef:
+    """A per-worktree ``ref`` at ``tip`` holding ``count`` commits that no branch, tag,
+    remote-tracking ref or ref of ours holds (its only copy goes with the worktree)."""
+
+    ref: str
+    tip: Oid
+    count: int
+
+
+@dataclass(frozen=True, slots=True)
+class WorktreeStore:
+    """One linked worktree's admin directory, judged: ``admin`` (the directory), ``held``
+    (its per-worktree refs holding commits nothing else holds, by name), ``modules`` (its
+    submodule stores, the entries of ``<admin>/modules/``), ``modules_dir`` (that directory
+    exists), ``error`` (why its refs could not be judged: its gate then fails closed)."""
+
+    admin: Path
+    held: tuple[HeldRef, ...] = ()
+    modules: tuple[str, ...] = ()
+    modules_dir: bool = False
+    error: str | None = None
+
+
+def unique_counts(root: Path, tips: Mapping[str, Oid], keeping: Sequence[str]
+                  ) -> dict[str, tuple[Oid, int]]:
+    """Ref -> (tip, commits reachable from it and from none of ``keeping``, ``rev-list``
+    arguments such as ``--remotes``), for each of ``tips`` that holds at least one such commit.
+    One ``rev-list --parents`` for all of them (none when ``tips`` is empty). Raises
+    :class:`GitError` when git fails (a missing object, say)."""
+    if not tips:
+        return {}
+    stdin = "".join(f"{t}\n" for t in sorted(set(tips.values()))).encode()
+    walked = run_git(["rev-list", "--parents", "--stdin", "--not", *keeping], cwd=root,
+                     stdin=stdin).text
+    parents: dict[str, list[str]] = {}
+    for line in walked.splitlines():
+        commit, *rest = line.split()
+        parents[commit] = rest
+    out: dict[str, tuple[Oid, int]] = {}
+    for ref, tip in tips.items():
+        if str(tip) not in parents:
+            continue  # a keeping ref holds it
+        seen: set[str] = set()
+        todo = [str(tip)]
+        while todo:
+            c = todo.pop()
+            if c in seen or c not in parents:
+                continue
+            seen.add(c)
+            todo.extend(parents[c])
+        out[ref] = (tip, len(seen))
+    return out
+
+
+def read_stores(root: Path, common_dir: Path, worktrees: Sequence[Worktree]
+                ) -> dict[str, WorktreeStore]:
+    """Worktree path (``str``) -> its :class:`WorktreeStore`, for every linked worktree whose
+    admin directory is found. One ``rev-list`` when any per-worktree ref exists; when it fails,
+    every worktree with such refs gets ``error`` (fails closed). Never raises."""
+    where = admin_dirs(common_dir)
+    read: dict[str, AdminDir] = {}
+    for wt in worktrees:
+        admin = where.get(str(wt.path))
+        if admin is not None and not wt.is_main and not wt.bare:
+            read[str(wt.path)] = read_admin_dir(admin)
+    tips = {(path, ref): oid for path, a in read.items() for ref, oid in a.refs}
+    error = None
+    counts: dict[str, tuple[Oid, int]] = {}
+    try:
+        counts = unique_counts(root, {f"{p}\0{r}": o for (p, r), o in tips.items()},
+                               KEEPING_ARGS)
+    except GitError as exc:
+        error = f"could not walk its own refs ({str(exc).splitlines()[0]})"
+    out: dict[str, WorktreeStore] = {}
+    for path, a in read.items():
+        held = tuple(HeldRef(ref, *counts[f"{path}\0{ref}"]) for ref, _oid in a.refs
+                     if f"{path}\0{ref}" in counts)
+        why = a.unreadable or (error if a.refs else None)
+        out[path] = WorktreeStore(a.path, held, a.modules, a.modules_dir, why)
+    return out
+
+
+def initialised_submodules(path: Path, store: WorktreeStore | None) -> tuple[str, ...]:
+    """What makes ``git worktree remove`` refuse the worktree at ``path``: its submodule stores
+    (``modules/<name>``: git refuses on the directory alone, empty too), else each submodule
+    path of its ``.gitmodules`` whose checkout has a ``.git`` (git's "populated"; one
+    ``git config --file``, only when that file exists). A ``.gitmodules`` git cannot read
+    counts as a submodule (fails closed)."""
+    if store is not None and store.modules_dir:
+        return tuple(f"modules/{m}" for m in store.modules) or ("modules/",)
+    gitmodules = path / ".gitmodules"
+    if not gitmodules.is_file():
+        return ()
+    res = run_git(["config", "-z", "--file", str(gitmodules), "--get-regexp",
+                   r"^submodule\..*\.path$"], cwd=path, check=False)
+    if res.returncode == 1:  # 1: no submodule path in the file
+        return ()
+    if res.returncode != 0:
+        return (".gitmodules",)
+    found = []
+    for item in zsplit(res.stdout):
+        _key, _, value = item.partition("\n")
+        if value and (path / value / ".git").exists():
+            found.append(value)
+    return tuple(found)
