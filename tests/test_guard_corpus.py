@@ -224,6 +224,18 @@ CASES += [("atcap-off", c, A, "") for c in AT_CAP[:8]]
 CASES += [("dormant", c, D, DORM) for c in AT_CAP[:10]]
 CASES += [("dormant-warn", c, A, "") for c in AT_CAP[:10]]
 CASES += [("dormant", "git branch -D old-work", A, ""), ("dormant", "git commit -m wip", A, "")]
+# creation routes under another name (docs/guard.md "Creation routes"): the cap, its modes and the
+# dormancy block judge them as `git switch -c x`
+NEW_NAME_ROUTES = ["git branch -c x", "git branch --copy main x", "git stash branch x",
+                   "git update-ref refs/heads/x HEAD", "git fetch origin main:x",
+                   "git push origin HEAD:refs/heads/x", "git push . main:x"]
+CASES += [("atcap", c, D, CAP) for c in NEW_NAME_ROUTES]
+CASES += [("atcap-warn", c, W_, CAP) for c in NEW_NAME_ROUTES]
+CASES += [("atcap-off", c, A, "") for c in NEW_NAME_ROUTES]
+CASES += [("dormant", c, D, DORM) for c in NEW_NAME_ROUTES]
+CASES += [("dormant-warn", c, A, "") for c in NEW_NAME_ROUTES]
+CASES += [("atcap", c, A, "") for c in ("git branch -m live-y x", "git push origin main:live-y",
+                                        "git fetch origin main:refs/remotes/origin/x")]
 CASES += [("under", c, D, UNP) for c in UNREAD] + [("under", c, A, "") for c in UNREAD_OK]
 CASES += [("under", c, D, OVER) for c in OVERWRITE] + [("under", c, A, "") for c in OVERWRITE_OK]
 CASES += [("atcap", "git switch -C live-z main", D, OVER), ("atcap", "git checkout -B dormant-x", D, OVER),
