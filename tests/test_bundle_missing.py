@@ -12,14 +12,19 @@ import pytest
 
 from branchkeeper.git.objects import tips_missing_objects
 from branchkeeper.git.run import processes_started
-from tests.cleanuputil import branches, cli, norm, short
+from tests.cleanuputil import branches, cli, cli_json, norm, short
 from tests.gitrepo import GitRepo
 
 
-def _reason(oid: str) -> str:
-    return (f"not deleted: its recovery bundle needs object {oid}, which this repository lacks "
-            "(a partial clone, or a damaged object store); nothing is deleted without its "
-            "bundle")
+def _damaged(oid: str) -> str:
+    return (f"its bundle needs object {oid}, missing from this repository (a damaged object "
+            "store: run git fsck); nothing is deleted without its bundle")
+
+
+def _partial(oid: str) -> str:
+    return (f"its bundle needs object {oid}, missing from this clone (a partial clone of "
+            f"origin: branchkeeper never fetches); fetch it first (git cat-file -e {oid} "
+            "fetches it from the promisor remote), then delete the branch")
 
 
 def _merged(w: GitRepo, branches: dict[str, dict[str, str]], days_ago: float) -> None:
@@ -42,15 +47,15 @@ def test_a_deleted_blob_keeps_only_the_branch_that_needs_it(
     (w.path / ".git" / "objects" / blob[:2] / blob[2:]).unlink()
     tips = {n: short(w, n) for n in ("alpha", "needs", "omega", "main")}
     code, out, err = cli(capsys, w, "sweep", "--clean")
-    assert (code, err) == (5, ""), err
+    assert (code, err) == (0, ""), err
     assert norm(out) == (
         "sweep-clean: 4 branches (default branch main)\n"
         f"  deleted        alpha  {tips['alpha']}  merged into origin/main: every commit is on it\n"
         "      restore: git fetch BUNDLE refs/heads/alpha:refs/heads/alpha\n"
         f"  deleted        omega  {tips['omega']}  merged into origin/main: every commit is on it\n"
         "      restore: git fetch BUNDLE refs/heads/omega:refs/heads/omega\n"
-        f"  failed         needs  {tips['needs']}  {_reason(blob)}\n"
         f"  kept           main  {tips['main']}  default\n"
+        f"  kept           needs  {tips['needs']}  {_damaged(blob)}\n"
         "bundle: BUNDLE (compact, N bytes, verified)\n"
         "journal: operation OPID; undo: branchkeeper undo OPID\n")
     assert branches(w) == ["main", "needs"]
@@ -91,14 +96,45 @@ def test_a_partial_clone_keeps_the_branch_whose_blob_it_never_fetched(
     have = clone.git("cat-file", "--batch-all-objects", "--batch-check=%(objectname)")
     assert blob not in have.split()
     tips = {n: short(clone, n) for n in ("fine", "old", "main")}
-    code, out, err = cli(capsys, clone, "sweep", "--clean")
-    assert (code, err) == (5, ""), err
-    assert norm(out) == (
+    code, out, err = cli(capsys, clone, "sweep")
+    assert (code, err) == (0, ""), err
+    assert out == (
+        f"{clone.path}  default: main  remote: origin  dormancy: 7/14/30 days (standard)\n"
+        "note: partial clone (promisor remote origin): branchkeeper never fetches the objects "
+        "it lacks; 1 proven branch(es) kept: their recovery bundle needs objects missing here\n"
+        "\n"
+        "Merged, not deleted (2): cleanup candidates\n"
+        "  fine  merged into origin/main: every commit is on it, 21d old\n"
+        "    branchkeeper delete -- fine\n"
+        "  old  merged into origin/main: every commit is on it, 21d old\n"
+        f"    not deleted: {_partial(blob)}\n"
+        "\n"
+        "3 branches: 2 merged; LOST WORK RISK: 0\n"
+        "clean up every proven local branch at once: branchkeeper sweep --clean (add --dry-run "
+        "to see the plan)\n")
+    code, doc = cli_json(capsys, clone, "sweep")
+    assert {b["name"]: (b["cleanup"], b["actions"]["sweep_clean"]["action"],
+                        b["actions"]["delete"]["action"])
+            for b in doc["branches"] if b["name"] != "main"} == {
+        "fine": ({"command": "branchkeeper delete -- fine", "why": None}, "delete", "delete"),
+        "old": ({"command": None, "why": f"not deleted: {_partial(blob)}"}, "kept", "refused")}
+    plan = (
         "sweep-clean: 3 branches (default branch main)\n"
-        f"  deleted        fine  {tips['fine']}  merged into origin/main: every commit is on it\n"
-        "      restore: git fetch BUNDLE refs/heads/fine:refs/heads/fine\n"
-        f"  failed         old  {tips['old']}  {_reason(blob)}\n"
+        f"  {{:<15}}fine  {tips['fine']}  merged into origin/main: every commit is on it\n"
+        "{}"
         f"  kept           main  {tips['main']}  default\n"
+        f"  kept           old  {tips['old']}  {_partial(blob)}\n")
+    code, out, err = cli(capsys, clone, "sweep", "--clean", "--dry-run")
+    assert (code, err, out) == (0, "", "dry run: " + plan.format("would delete", "")), err
+    code, out, err = cli(capsys, clone, "delete", "--dry-run", "--", "old")
+    assert (code, err, out) == (5, "", (
+        "dry run: delete: 1 branch (default branch main)\n"
+        f"  refused        old  {tips['old']}  refused: {_partial(blob)}\n"
+        "refused: 1 of 1 name cannot be deleted; nothing was deleted\n")), out
+    code, out, err = cli(capsys, clone, "sweep", "--clean")
+    assert (code, err) == (0, ""), err
+    assert norm(out) == plan.format(
+        "deleted", "      restore: git fetch BUNDLE refs/heads/fine:refs/heads/fine\n") + (
         "bundle: BUNDLE (compact, N bytes, verified)\n"
         "journal: operation OPID; undo: branchkeeper undo OPID\n")
     assert branches(clone) == ["main", "old"]

@@ -29,7 +29,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from branchkeeper.errors import BranchkeeperError
-from branchkeeper.git.objects import tips_missing_objects
+from branchkeeper.git.objects import bundle_negatives, tips_missing_objects
 from branchkeeper.git.run import GitError, run_git
 from branchkeeper.git.types import Oid
 from branchkeeper.state.bundles import BundleInfo, remove_debris
@@ -120,28 +120,6 @@ def _commit_or_none(repo: Path, rev: str) -> Oid | None:
     return Oid.parse(result.text)
 
 
-def _compact_negatives(repo: Path, base: Oid, tips: list[Oid]) -> list[Oid]:
-    """Commits reachable from ``base`` that can be left out while still carrying every tip."""
-    stdin = "".join(f"{t}\n" for t in tips) + f"^{base}\n"
-    # --boundary marks the excluded commits the walk stopped at with a leading "-".
-    out = run_git(["rev-list", "--boundary", "--stdin"], cwd=repo, stdin=stdin.encode()).text
-    unmerged: set[str] = set()
-    negatives: dict[str, None] = {}
-    for line in out.splitlines():
-        if line.startswith("-"):
-            negatives[line[1:]] = None
-        elif line:
-            unmerged.add(line)
-    merged = [t for t in tips if t not in unmerged]
-    if merged:
-        parents = run_git(["rev-list", "--no-walk=unsorted", "--parents", "--stdin"], cwd=repo,
-                          stdin="".join(f"{t}\n" for t in merged).encode()).text
-        for line in parents.splitlines():
-            for parent in line.split()[1:]:
-                negatives[parent] = None
-    return [Oid.parse(n) for n in negatives]
-
-
 def _write(repo: Path, path: Path, refs: Mapping[str, Oid], negatives: list[Oid]) -> str | None:
     """Run ``git bundle create``; return git's stderr when it refused, None on success."""
     stdin = "".join(f"{ref}\n" for ref in refs) + "".join(f"^{n}\n" for n in negatives)
@@ -211,7 +189,7 @@ def create_bundle(repo: Path, common_dir: Path, refs: Mapping[str, Oid], *, base
             note = "full bundle: base unverifiable"
         else:
             try:
-                negatives = _compact_negatives(repo, base_commit, tips)
+                negatives = bundle_negatives(repo, base_commit, tips)
             except GitError as exc:
                 note = f"full bundle: base history unreadable ({exc.returncode})"
 

@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING
 
 from branchkeeper import clock
 from branchkeeper.analysis.basehistory import BaseHistory
+from branchkeeper.analysis.bundle_check import keep_unbundlable
 from branchkeeper.analysis.classify import Evidence, build_records
 from branchkeeper.analysis.diffstreams import range_line_counts
 from branchkeeper.analysis.graph import Subgraph, read_grafts, walk_subgraph
@@ -179,7 +180,6 @@ def build_inventory(
                               partial=remotes.partial_clone)
     verdicts = proved.verdicts
     notes.extend(proved.notes)
-    _missing_note(proved, remotes, notes)
     default_tips = {b.oid for b in default_bases}
     # three batched counts, each one step of the phase: the count moves as each is done
     meter.phase("counting (dates, lines, commits behind)", 3, unit="counts")
@@ -204,6 +204,11 @@ def build_inventory(
         current=current_branch(facts, worktrees))
     records = with_refusals(build_records(evidence), refusals,
                             here=facts.toplevel.resolve() if facts.toplevel else None)
+    records, unbundlable = keep_unbundlable(
+        facts.root, records, promisors=remotes.promisors, cache=cache,
+        base=default_bases[0].oid if default_bases and default.resolved and not facts.shallow
+        else None)
+    _missing_note(proved, remotes, notes, unbundlable)
     meter.complete()
     meter.phase("saving the cache", unit="files")
     cache.save()
@@ -370,20 +375,28 @@ def _prove(facts: RepoFacts, table: RefTable, names: list[str],
     return proved, subgraph
 
 
-def _missing_note(proved: ProofResult, remotes: RemoteConfig, notes: list[str]) -> None:
-    """A repository note when objects are missing: how many branches were not judged, and why
-    (a partial clone's promisor remote is never fetched from)."""
+def _missing_note(proved: ProofResult, remotes: RemoteConfig, notes: list[str],
+                  unbundlable: int) -> None:
+    """A repository note when objects are missing: how many branches were not judged, how many
+    proven ones no command deletes (``unbundlable``: their bundle needs a missing object), and
+    why (a partial clone's promisor remote is never fetched from); no count that is 0."""
     unjudged = sum(1 for v in proved.verdicts.values()
                    if v.unknown is not None and v.unknown.startswith("object missing"))
+    kept = (f"; {unbundlable} proven branch(es) kept: their recovery bundle needs objects "
+            "missing here" if unbundlable else "")
     if remotes.partial_clone:
+        said = (f"{unjudged} branch(es) not judged: objects they need are not in this clone, "
+                "and branchkeeper never fetches them" if unjudged
+                else "branchkeeper never fetches the objects it lacks")
         notes.append(f"partial clone (promisor remote {', '.join(remotes.promisors)}): "
-                     f"{unjudged} branch(es) not judged: objects they need are not in this "
-                     "clone, and branchkeeper never fetches them")
+                     f"{said}{kept}")
+    elif unbundlable and not (unjudged or proved.missing_objects):
+        notes.append(f"{kept[2:]}; run: git fsck")
     elif unjudged or proved.missing_objects:
         some = sorted(proved.missing_objects)[:3]
         notes.append(f"{unjudged} branch(es) not judged: {len(proved.missing_objects)} "
                      f"object(s) missing from the repository ({', '.join(some)}"
-                     f"{', ...' if len(proved.missing_objects) > 3 else ''}); run: git fsck")
+                     f"{', ...' if len(proved.missing_objects) > 3 else ''}){kept}; run: git fsck")
 
 
 # -- count --------------------------------------------------------------------------------------

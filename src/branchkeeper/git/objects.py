@@ -131,3 +131,52 @@ def tips_missing_objects(root: Path, tips: Sequence[str], negatives: Sequence[st
         half = len(group) // 2
         todo += [group[half:], group[:half]]
     return out
+
+
+def bundle_negatives(root: Path, base: Oid, tips: Sequence[Oid], *, timeout: float = 600
+                     ) -> list[Oid]:
+    """The commits a compact recovery bundle of ``tips`` leaves out: the boundary of
+    ``rev-list ^base TIPS`` (the fork points of unmerged tips) and the parents of tips already
+    merged into ``base`` (so such a tip is still carried, as one commit). Every one is
+    reachable from ``base``. Two ``rev-list`` processes at most. Raises
+    :class:`~branchkeeper.git.run.GitError`."""
+    stdin = "".join(f"{t}\n" for t in tips) + f"^{base}\n"
+    # --boundary marks the excluded commits the walk stopped at with a leading "-".
+    out = run_git(["rev-list", "--boundary", "--stdin"], cwd=root, stdin=stdin.encode(),
+                  timeout=timeout).text
+    unmerged: set[str] = set()
+    negatives: dict[str, None] = {}
+    for line in out.splitlines():
+        if line.startswith("-"):
+            negatives[line[1:]] = None
+        elif line:
+            unmerged.add(line)
+    merged = [t for t in tips if t not in unmerged]
+    if merged:
+        parents = run_git(["rev-list", "--no-walk=unsorted", "--parents", "--stdin"], cwd=root,
+                          stdin="".join(f"{t}\n" for t in merged).encode(),
+                          timeout=timeout).text
+        for line in parents.splitlines():
+            for parent in line.split()[1:]:
+                negatives[parent] = None
+    return [Oid.parse(n) for n in negatives]
+
+
+def bundle_lacking(root: Path, tips: Sequence[Oid], base: Oid | None) -> dict[str, str]:
+    """The tips among ``tips`` whose recovery bundle (compact against ``base``, the default
+    branch's tip; full history when ``base`` is None or its history is unreadable) needs an
+    object the repository lacks, each with that object's id: what
+    ``actions.bundle.create_bundle`` would refuse, found the same way before anything is
+    written (:func:`bundle_negatives`, then :func:`tips_missing_objects`: one ``rev-list``
+    when nothing is missing; never fetches). Raises :class:`~branchkeeper.git.run.GitError`
+    when git cannot walk the tips."""
+    todo = list(dict.fromkeys(tips))
+    if not todo:
+        return {}
+    negatives: list[Oid] = []
+    if base is not None:
+        try:
+            negatives = bundle_negatives(root, base, todo)
+        except GitError:
+            negatives = []
+    return tips_missing_objects(root, [str(t) for t in todo], [str(n) for n in negatives])

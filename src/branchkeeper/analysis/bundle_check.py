@@ -1,0 +1,90 @@
+"""Which proven branches no command can delete because their recovery bundle cannot be
+written (issue 11, section 4; section 5: one verdict).
+
+A branch is deleted only behind a verified bundle (DESIGN.md guarantee 3). In a partial clone,
+or where an object was deleted or a pack damaged, the bundle of a proven branch may need an
+object the repository lacks; ``actions.bundle.create_bundle`` then refuses it. The inventory
+asks the same question once, before any command runs (``git.objects.bundle_lacking``: the same
+compact range, one ``rev-list --objects --missing=print`` for every candidate when nothing is
+missing, never a fetch), and :func:`keep_unbundlable` turns each such branch's deletions into
+``kept`` with the object and what to do, so ``sweep``, its ``cleanup`` field, the last-sweep
+file, ``--dry-run`` and the real run say the same.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Sequence
+from dataclasses import replace
+from pathlib import Path
+
+from branchkeeper.git.objects import bundle_lacking
+from branchkeeper.git.run import GitError
+from branchkeeper.git.types import Oid
+from branchkeeper.model.records import BranchAction, BranchRecord, CommandVerdict
+from branchkeeper.state.inventory_cache import InventoryCache
+
+
+def bundle_missing_reason(oid: str, promisors: Sequence[str]) -> str:
+    """Why a proven branch stays: its bundle needs ``oid``; ``promisors``, the promisor remotes
+    of a partial clone (empty: a full repository, whose object store is damaged), say what to
+    do about it."""
+    if promisors:
+        return (f"its bundle needs object {oid}, missing from this clone (a partial clone of "
+                f"{', '.join(promisors)}: branchkeeper never fetches); fetch it first (git "
+                f"cat-file -e {oid} fetches it from the promisor remote), then delete the branch")
+    return (f"its bundle needs object {oid}, missing from this repository (a damaged object "
+            "store: run git fsck); nothing is deleted without its bundle")
+
+
+def _deletes(r: BranchRecord) -> bool:
+    acts = r.actions
+    return r.local_tip is not None and acts is not None and BranchAction.DELETE in (
+        acts.sweep_clean.action, acts.prune.action, acts.delete.action)
+
+
+def keep_unbundlable(root: Path, records: list[BranchRecord], *, base: Oid | None,
+                     promisors: Sequence[str], cache: InventoryCache
+                     ) -> tuple[list[BranchRecord], int]:
+    """``records`` with every deletion of a branch whose bundle (compact against ``base``, the
+    default branch's trusted tip, or full history when None) needs a missing object made
+    ``kept`` with :func:`bundle_missing_reason`; and how many branches that kept. A git error
+    keeps the records as they are (the command that writes the bundle still checks). ``cache``
+    remembers a set of tips and base found complete, so a warm pass runs no git."""
+    tips = sorted({r.local_tip for r in records if _deletes(r) and r.local_tip is not None})
+    if not tips:
+        return records, 0
+    # A warm pass over the same tips and base runs no git: a set found complete stays so
+    # unless an object is deleted behind git's back, which the bundle's own check still finds
+    key = "bundle-ok:" + hashlib.sha1(f"{base}:{','.join(tips)}".encode()).hexdigest()
+    if key in cache.counts:
+        cache.used_counts.add(key)
+        return records, 0
+    try:
+        lacking = bundle_lacking(root, tips, base)
+    except GitError:
+        return records, 0
+    if not lacking:
+        cache.counts[key] = 0
+        cache.used_counts.add(key)
+        cache.changed = True
+        return records, 0
+    out: list[BranchRecord] = []
+    kept = 0
+    for r in records:
+        oid = lacking.get(str(r.local_tip)) if _deletes(r) else None
+        if oid is None or r.actions is None:
+            out.append(r)
+            continue
+        kept += 1
+        why = bundle_missing_reason(oid, promisors)
+        # the batch commands keep it and go on; ``delete NAME`` refuses its batch, as for
+        # any name it cannot delete
+        verdicts = {"sweep_clean": CommandVerdict(BranchAction.KEEP, why),
+                    "prune": CommandVerdict(BranchAction.KEEP, why),
+                    "delete": CommandVerdict(BranchAction.REFUSED, why)}
+        acts = r.actions
+        out.append(replace(r, actions=replace(
+            acts, **{field: cv for field, cv in verdicts.items()
+                     if getattr(acts, field).action is BranchAction.DELETE})))
+    return out, kept
