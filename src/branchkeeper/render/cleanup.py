@@ -58,9 +58,11 @@ def outcome_json(outcome: Outcome, *, exit_code: int) -> dict[str, Any]:
     }
 
 
-def _line(item: BranchItem, *, dry: bool, outcome: Outcome | None = None) -> list[str]:
+def _line(item: BranchItem, *, dry: bool, outcome: Outcome | None = None,
+          refused: bool = False) -> list[str]:
     word = _DRY_WORDS.get(item.action, item.action.value) if dry else item.action.value
-    if not dry and item.action is Action.DELETE:
+    # a refused batch deletes nothing: the dry run says what the real run says
+    if item.action is Action.DELETE and (refused or not dry):
         word = "not deleted"
     tip = item.tip.short if item.tip else "-"
     where = f"{item.remote}/{item.name}" if item.remote else item.name
@@ -100,12 +102,13 @@ def render_text(outcome: Outcome) -> str:
     if plan.inventory.default.name:
         head += f" (default branch {plan.inventory.default.name})"
     lines = [head]
+    refused = bool(plan.refused)
     for item in items:
-        lines += _line(item, dry=dry, outcome=outcome)
+        lines += _line(item, dry=dry, outcome=outcome, refused=refused)
     if outcome.remote_items:
         lines.append(f"remote {plan.inventory.remote}:")
         for item in sorted(outcome.remote_items, key=lambda i: (order.index(i.action), i.name)):
-            lines += _line(item, dry=dry)
+            lines += _line(item, dry=dry, refused=refused)
     if outcome.bundle is not None:
         kind = "compact" if outcome.bundle.compact else "full"
         lines.append(f"bundle: {outcome.bundle.path} ({kind}, {outcome.bundle.size_bytes} "
