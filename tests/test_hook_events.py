@@ -13,6 +13,7 @@ from types import SimpleNamespace as V
 import pytest
 
 from branchkeeper.adapters.hooks import glue as events
+from branchkeeper.adapters.hooks import stopping
 from branchkeeper.adapters.hooks.event import HookEvent
 from branchkeeper.state.session import state_filename
 from tests.gitrepo import GitRepo
@@ -276,8 +277,8 @@ def test_stop_gives_way_after_three_blocks(repo: GitRepo, monkeypatch: pytest.Mo
         with open(event.cwd / "abandoned", "a") as handle:
             handle.write(event.thread + "\n")
 
-    monkeypatch.setattr(events, "stop_verdict", stop_verdict)
-    monkeypatch.setattr(events, "abandoned_at_stop", abandoned_at_stop)
+    monkeypatch.setattr(stopping, "stop_verdict", stop_verdict)
+    monkeypatch.setattr(stopping, "abandoned_at_stop", abandoned_at_stop)
     payload = {"session_id": "s4", "cwd": str(repo.path), "stop_hook_active": False}
     outs = [hook_in_process("Stop", payload, monkeypatch=monkeypatch, capsys=capsys).stdout
             for _ in range(4)]

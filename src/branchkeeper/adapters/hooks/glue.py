@@ -19,7 +19,6 @@ hook, which fails open and logs them.
 from __future__ import annotations
 
 import os
-import time
 
 from branchkeeper.adapters.hooks.fast import (
     BYPASS_WORDS,
@@ -40,7 +39,6 @@ if TYPE_CHECKING:
     from branchkeeper.git.repo import RepoFacts, Worktree
     from branchkeeper.model.config import Config
     from branchkeeper.policy.decision import Decision
-    from branchkeeper.policy.stop import StopJudgement
 
 _REPOS: dict[str, tuple[RepoFacts, Config]] = {}
 _PARSED: dict[tuple[str, str], list[Any]] = {}
@@ -147,10 +145,10 @@ def needs_guard(command: str, *, cwd: str) -> bool:
 
 def repo_config(facts: RepoFacts) -> Config:
     """The configuration of the repository ``facts`` describes (read once per process)."""
-    return _repo(facts.root)[1]
+    return repo_and_config(facts.root)[1]
 
 
-def _repo(cwd: Path) -> tuple[RepoFacts, Config]:
+def repo_and_config(cwd: Path) -> tuple[RepoFacts, Config]:
     """Facts and config of the repository at ``cwd`` (cached per process). Raises
     NotARepositoryError / ConfigError."""
     key = str(cwd)
@@ -172,7 +170,9 @@ def _from_decision(d: Decision) -> HookVerdict | None:
     return HookVerdict("allow", "", d.text) if d.text else None
 
 
-def _session(event: HookEvent) -> Any:
+def session_store(event: HookEvent) -> Any:
+    """The session's state store (:class:`~branchkeeper.state.session.SessionStore`) for
+    ``event``'s session, under the repository's common dir."""
     from branchkeeper.state.session import SessionStore
     from branchkeeper.state.statedir import find_common_dir
 
@@ -194,7 +194,7 @@ def bash_verdict(event: HookEvent) -> HookVerdict | None:
 
     records: list[EvacuationRecord] = []
     try:
-        stored = _session(event).read().current_evacuations(event.agent_id)
+        stored = session_store(event).read().current_evacuations(event.agent_id)
     except (NotARepositoryError, StateDirError):
         stored = []  # no state to read (a blocked state path): the guard still judges
     for item in stored:
@@ -322,7 +322,7 @@ def post_tool_use_context(event: HookEvent) -> str | None:
 
     from branchkeeper.actions.merge_cleanup import cleanup_after_merge, merged_names
 
-    _, config = _repo(event.cwd)
+    _, config = repo_and_config(event.cwd)
     out: list[str] = []
     nudge_at: Path | None = None
     for g in merges:
@@ -383,7 +383,7 @@ def session_start_context(event: HookEvent) -> str | None:
         return continue_in_background(facts.root, facts.common_dir, wait_s=wait_s)
 
     summary = session_summary(facts, view, budget_ms=view.branches.sweep.budget_ms,
-                              full_config=lambda: _repo(event.cwd)[1], background=background)
+                              full_config=lambda: repo_and_config(event.cwd)[1], background=background)
     if summary.default is not None:
         remember_session_default(facts.common_dir, event.session_id, view.branches.default,
                                  view.branches.remote, summary.remote_head, summary.default)
@@ -449,149 +449,6 @@ def _branch_at(root: Path) -> str | None:
     return ref.removeprefix("refs/heads/") if res.returncode == 0 and ref else None
 
 
-# -- Stop and SubagentStop ------------------------------------------------------------------------
-def _yielding(facts: RepoFacts, config: Config) -> bool:
-    """The Stop guard's escape hatches, both a person's: the host process's environment
-    variable (out of the agent's reach), or the yield file under the common dir (writing there
-    is ``R-BRANCHKEEPER-TAMPER``: only a person creates it; issue 19)."""
-    sg = config.branches.stop_guard
-    if os.environ.get(sg.yield_env):
-        return True
-    return (facts.common_dir / "branchkeeper" / sg.yield_file).exists()
-
-
-def _noisy_lines(facts: RepoFacts, config: Config) -> list[str]:
-    from branchkeeper.state.last_sweep import read_last_sweep
-
-    rows = read_last_sweep(facts.common_dir)
-    found = sorted((name for name, row in rows.items() if row[2] in ("noisy", "block")))
-    if not found:
-        return []
-    shown = ", ".join(found[:10]) + (f" and {len(found) - 10} more" if len(found) > 10 else "")
-    return [f"branchkeeper: {len(found)} dormant branch(es) need finishing, parking or "
-            f"deleting: {shown}"]
-
-
-def _judge(facts: RepoFacts, config: Config, *, session_id: str, agent_id: str,
-           ) -> tuple[StopJudgement | None, tuple[str, ...]]:
-    """The Stop guard's judgement for the thread ``<session_id>:<agent_id>`` (None when it
-    answers for no branch), and the branches it answers for."""
-    from branchkeeper.analysis.stop_facts import gather_stop_facts
-    from branchkeeper.policy.stop import judge_stop, judged_branches
-    from branchkeeper.state.branch_records import read_records
-
-    sg = config.branches.stop_guard
-    records = read_records(facts.root)
-    threads = {name: rec.threads for name, rec in records.items()}
-    scopes = judged_branches(threads, session_id=session_id, agent_id=agent_id)
-    if not scopes:
-        return None, ()
-    stop_facts = gather_stop_facts(facts, config, scopes)
-    return judge_stop(stop_facts, scopes, threads, session_id=session_id, agent_id=agent_id,
-                      unpushed_subagent=sg.unpushed_subagent,
-                      include_default=sg.include_default), tuple(sorted(scopes))
-
-
-def stop_verdict(event: HookEvent) -> HookVerdict | None:
-    """The Stop / SubagentStop guard (section 6): deny (= block) with a message naming each
-    branch, failed check and command; warn when ``stop_guard.mode: warn`` or only advisory
-    findings; on a main-thread stop with nothing to block, the noisy-stage line at most once
-    per ``noisy_interval_minutes`` per session. None when there is nothing to say, the mode is
-    off, or the yield marker is present."""
-    from branchkeeper.errors import NotARepositoryError
-
-    try:
-        facts, config = _repo(event.cwd)
-    except NotARepositoryError:
-        return None
-    sg = config.branches.stop_guard
-    if sg.mode == "off" or _yielding(facts, config):
-        return None
-    judgement, _ = _judge(facts, config, session_id=event.session_id, agent_id=event.agent_id)
-    if judgement is not None and judgement.findings:
-        findings = tuple((f.branch, f.check.value) for f in judgement.findings if f.blocks)
-        if judgement.blocking and sg.mode == "block":
-            return HookVerdict("deny", judgement.message(blocking=True),
-                               max_blocks=sg.max_blocks, findings=findings)
-        return HookVerdict("warn", "", judgement.message(blocking=False))
-    if event.agent_id:
-        return None
-    lines = _noisy_lines(facts, config)
-    if not lines:
-        return None
-    store = _session(event)
-    with store.update() as state:
-        ok = state.rate_ok("stop_noisy", now=time.time(),
-                           period_s=sg.noisy_interval_minutes * 60.0)
-    return HookVerdict("warn", "", "\n".join(lines)) if ok else None
-
-
-def _by_branch(pairs: Any) -> dict[str, list[str]]:
-    by_branch: dict[str, list[str]] = {}
-    for branch, check in pairs:
-        by_branch.setdefault(branch, []).append(check)
-    return by_branch
-
-
-def abandoned_at_stop(event: HookEvent, verdict: Any) -> None:
-    """The guard gave way: record each branch it held the stop for (read at SessionStart)."""
-    from branchkeeper.state.abandoned import record_abandoned
-    from branchkeeper.state.statedir import common_dir_of
-
-    by_branch = _by_branch(getattr(verdict, "findings", ()))
-    if by_branch:
-        record_abandoned(common_dir_of(event.cwd), list(by_branch.items()), thread=event.thread)
-
-
-def session_end_summary(event: HookEvent) -> str | None:
-    """SessionEnd: what the session leaves behind on the branches its threads (main thread and
-    sub-agents) created or touched, one line per failed check with the command that finishes
-    it; every such branch is also recorded (cause ``session_end``) for the next SessionStart.
-    None when nothing is left, outside a repository, or with ``stop_guard.mode: off``. Bounded
-    by the Stop guard's git calls (no inventory), so it fits the host's short SessionEnd
-    timeout."""
-    from branchkeeper.errors import NotARepositoryError
-    from branchkeeper.state.abandoned import SESSION_END, record_abandoned
-
-    try:
-        facts, config = _repo(event.cwd)
-    except NotARepositoryError:
-        return None
-    if config.branches.stop_guard.mode == "off":
-        return None
-    judgement, _ = _judge(facts, config, session_id=event.session_id, agent_id="")
-    if judgement is None or not judgement.findings:
-        return None
-    by_branch = _by_branch((f.branch, f.check.value) for f in judgement.findings)
-    record_abandoned(facts.common_dir, list(by_branch.items()), thread=event.thread,
-                     cause=SESSION_END)
-    return judgement.message(blocking=False).replace(
-        "before you stop, these branches still need work:",
-        "this session ends leaving work unfinished on these branches:", 1)
-
-
-def stopped_by_failure(event: HookEvent) -> None:
-    """StopFailure: the thread died on an API error (``event.error``: ``rate_limit``,
-    ``overloaded``, ...). Every branch it answers for is recorded as abandoned (cause
-    ``stop_failure``) with the checks that still fail, so the next SessionStart reports it."""
-    from branchkeeper.errors import NotARepositoryError
-    from branchkeeper.state.abandoned import STOP_FAILURE, record_abandoned
-
-    try:
-        facts, config = _repo(event.cwd)
-    except NotARepositoryError:
-        return
-    judgement, names = _judge(facts, config, session_id=event.session_id,
-                              agent_id=event.agent_id)
-    if not names:
-        return
-    failed = _by_branch((f.branch, f.check.value) for f in judgement.findings) \
-        if judgement is not None else {}
-    label = f"stopped by {event.error or 'an API error'}"
-    record_abandoned(facts.common_dir, [(n, [*failed.get(n, []), label]) for n in names],
-                     thread=event.thread, cause=STOP_FAILURE)
-
-
 # -- WorktreeRemove -------------------------------------------------------------------------------
 def force_removal_safe(path: Path, *, cwd: Path) -> bool:
     """Section 11's proof for ``worktree remove --force``: the worktree is clean (``status
@@ -623,7 +480,7 @@ def delete_if_proven(branch: str, *, cwd: Path) -> str | None:
     from branchkeeper.actions.cleanup_run import run_delete
     from branchkeeper.errors import BranchkeeperError
 
-    facts, config = _repo(cwd)
+    facts, config = repo_and_config(cwd)
     try:
         outcome = run_delete(facts, config, [branch], remote=False, allow_unproven=False,
                              dry=False, lock_wait_s=5.0)

@@ -3,7 +3,8 @@ issue 14): :func:`handle` takes a host-neutral
 :class:`~branchkeeper.adapters.hooks.event.HookEvent` and returns an
 :class:`~branchkeeper.adapters.hooks.answer.Answer`; the host renders it.
 
-Decisions come from :mod:`branchkeeper.adapters.hooks.glue` (imported inside the handler that
+Decisions come from :mod:`branchkeeper.adapters.hooks.glue` and, for the stop events,
+:mod:`~branchkeeper.adapters.hooks.stopping` (imported inside the handler that
 needs it); this module keeps the session counters (turns, touches, Stop blocks, pending
 worktree binds). A tool event a handler does not judge answers :data:`SILENT`.
 """
@@ -230,18 +231,18 @@ def session_end(event: HookEvent) -> A.Answer:
     """A last summary of what the session leaves behind (dirty, unpushed, merged but not
     deleted, on the branches its threads touched), recorded for the next SessionStart and
     shown to the person where the host shows anything."""
-    from branchkeeper.adapters.hooks import glue
+    from branchkeeper.adapters.hooks import stopping
 
-    text = glue.session_end_summary(event) or ""
+    text = stopping.session_end_summary(event) or ""
     return A.Answer(A.NOTICE, text) if text else A.SILENT
 
 
 def stop_failure(event: HookEvent) -> A.Answer:
     """The agent died on an API error (rate limit, overload...): its branches are recorded as
     abandoned, and the next SessionStart reports them. No output (the host ignores it)."""
-    from branchkeeper.adapters.hooks import glue
+    from branchkeeper.adapters.hooks import stopping
 
-    glue.stopped_by_failure(event)
+    stopping.stopped_by_failure(event)
     return A.SILENT
 
 
@@ -286,9 +287,9 @@ def stop(event: HookEvent) -> A.Answer:
     non-blocking notice."""
     if event.kind == E.SUBAGENT_STOP and not event.agent_id:
         return A.SILENT  # a host that does not say which sub-agent: its parent's stop judges
-    from branchkeeper.adapters.hooks import glue
+    from branchkeeper.adapters.hooks import stopping
 
-    verdict = glue.stop_verdict(event)
+    verdict = stopping.stop_verdict(event)
     kind, reason, context = _verdict(verdict)
     max_blocks = getattr(verdict, "max_blocks", MAX_STOP_BLOCKS)
     common = common_dir(event.cwd)
@@ -316,7 +317,7 @@ def stop(event: HookEvent) -> A.Answer:
     _flush_problems(store, event)
     if give_way:
         log(event.cwd, event.wire_event, f"gave way after {max_blocks} blocks: {reason[:500]}")
-        glue.abandoned_at_stop(event, verdict)
+        stopping.abandoned_at_stop(event, verdict)
         return A.SILENT
     return A.Answer(A.BLOCK, reason)
 
