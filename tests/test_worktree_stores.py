@@ -16,8 +16,10 @@ from pathlib import Path
 
 import pytest
 
+from branchkeeper.policy.principle import BRANCH_LIMIT_PRINCIPLE
 from tests.cleanuputil import cli, cli_json, norm
 from tests.gitrepo import GitRepo
+from tests.hookutil import check_and_hook_alike
 from tests.reaputil import add_worktree, age_files, commit_in, hours_env
 
 SUBMODULE = ("-c", "protocol.file.allow=always", "submodule")
@@ -265,3 +267,64 @@ def test_prune_holds_a_prunable_worktree_with_a_submodule_store_and_prunes_the_r
     listed = repo.git("worktree", "list", "--porcelain")
     assert str(wt) in listed and str(plain) not in listed and "locked" not in listed
     assert (store / "HEAD").is_file()
+
+
+def test_a_submodule_checked_out_by_hand_is_found_through_gitmodules(
+        remote_and_clone: tuple[GitRepo, GitRepo], tmp_path: Path,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    _, repo = remote_and_clone
+    _with_submodule(repo, tmp_path)
+    wt = _submodule_worktree(repo, tmp_path, "byhand", init=False)
+    (wt / "lib").rmdir()
+    repo.git("clone", "-q", str(tmp_path / "sub"), str(wt / "lib"))  # its own .git directory
+    age_files(wt, 30)
+    assert not (repo.path / ".git" / "worktrees" / "byhand" / "modules").exists()
+    repo.git("worktree", "remove", str(wt), check=False)
+    assert (wt / "lib" / "s.txt").is_file()  # git refuses it too: the gate says so first
+    code, doc = cli_json(capsys, repo, "worktree", "retire", "--dry-run", str(wt))
+    assert (code, doc["disposition"], doc["blockers"]) == (3, "SKIP_SUBMODULE", [
+        "SKIP_SUBMODULE: initialised submodule(s): lib; git refuses to remove it: check that "
+        "their commits are on their remotes (triage), then remove it by hand"])
+
+
+def test_the_guard_denies_a_worktree_remove_that_deletes_a_worktree_ref_holding_work(
+        remote_and_clone: tuple[GitRepo, GitRepo], tmp_path: Path,
+        capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    _, repo = remote_and_clone
+    wt, head = _ref_worktree(repo, tmp_path, "refs/worktree/keep")
+    retire = f"`branchkeeper worktree retire {wt}` check it for you."
+    for command in (f"git worktree remove {wt}", f"git worktree remove --force {wt}"):
+        checked = check_and_hook_alike(command, repo.path, monkeypatch, capsys)
+        assert (checked["verdict"], checked["text"]) == ("deny", (
+            f"[R-GIT-WORKTREE-REMOVE-FORCE] `{command}` would lose work:\n"
+            "refs of its own that hold commits no branch, tag or remote holds (the removal "
+            "deletes them):\n  - refs/worktree/keep (1 commit(s))\n\n"
+            "First keep each listed ref's commits on a branch and push it "
+            f"(git -C {wt} branch '<name>' '<ref>'); then remove the worktree without --force "
+            f"(git worktree remove {wt}), or let {retire}\n\n{BRANCH_LIMIT_PRINCIPLE}")), command
+    # rm -r leaves the admin directory: the ref stays (and prune holds the entry)
+    assert check_and_hook_alike(f"rm -rf {wt}", repo.path, monkeypatch, capsys)["verdict"] \
+        == "allow"
+    assert wt.is_dir() and _reachable(repo, head)
+
+
+def test_the_guard_denies_a_forced_remove_of_a_worktree_with_a_submodule_store(
+        remote_and_clone: tuple[GitRepo, GitRepo], tmp_path: Path,
+        capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    _, repo = remote_and_clone
+    _with_submodule(repo, tmp_path)
+    wt = _submodule_worktree(repo, tmp_path, "withsub")
+    store = repo.path / ".git" / "worktrees" / "withsub" / "modules" / "lib"
+    checked = check_and_hook_alike(f"git worktree remove --force {wt}", repo.path, monkeypatch,
+                                   capsys)
+    assert (checked["verdict"], checked["text"]) == ("deny", (
+        f"[R-GIT-WORKTREE-REMOVE-FORCE] `git worktree remove --force {wt}` would lose work:\n"
+        "submodule stores (--force deletes them with any submodule commit only they hold):\n"
+        f"  - {store}\n\n"
+        f"First push each submodule's commits (git -C {wt} submodule foreach --recursive "
+        "'git log --oneline HEAD --branches --not --remotes' lists them); then remove the "
+        f"worktree without --force (git worktree remove {wt}), or let "
+        f"`branchkeeper worktree retire {wt}` check it for you.\n\n{BRANCH_LIMIT_PRINCIPLE}"))
+    # without --force git refuses a worktree with submodules itself: nothing to lose
+    assert check_and_hook_alike(f"git worktree remove {wt}", repo.path, monkeypatch,
+                                capsys)["verdict"] == "allow"

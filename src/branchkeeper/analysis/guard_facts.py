@@ -146,12 +146,17 @@ class WorktreeContents(NamedTuple):
     ``ignored_blocking`` (ignored paths the ignored-content rule keeps, each with a reason) and
     whether an archive could hold those (``branchkeeper worktree retire --archive-ignored``).
     ``hidden``: the edits among ``dirty`` that ``git status`` cannot see, so that ``git
-    worktree remove`` deletes them even without ``--force``."""
+    worktree remove`` deletes them even without ``--force``. ``own_refs``: ``<ref> (<n>
+    commit(s))`` for each of its own refs (``refs/worktree/*``, ``refs/bisect/*``,
+    ``refs/rewritten/*``) holding commits no branch, tag or remote holds; ``stores``: its
+    submodule stores (``git worktree remove --force`` deletes them; without it git refuses)."""
 
     dirty: tuple[str, ...]
     ignored_blocking: tuple[Blocked, ...]
     ignored_archivable: bool = True
     hidden: tuple[str, ...] = ()
+    own_refs: tuple[str, ...] = ()
+    stores: tuple[str, ...] = ()
 
 
 def read_worktree_contents(path: str, config: Config) -> WorktreeContents:
@@ -159,14 +164,19 @@ def read_worktree_contents(path: str, config: Config) -> WorktreeContents:
     (:func:`~branchkeeper.analysis.hidden_edits.read_work`): what it holds that a removal
     would lose, its ignored paths judged by the one ignored-content rule
     (:func:`branchkeeper.analysis.ignored.judge_ignored`, the repository's polarity) that every
-    removal path uses. Raises GitError."""
+    removal path uses; and what its admin directory holds that nothing else does
+    (:func:`~branchkeeper.analysis.worktree_store.own_refs_at_risk`: one ``rev-list`` when it
+    has refs of its own). Raises GitError."""
     from branchkeeper.analysis.hidden_edits import read_work
     from branchkeeper.analysis.ignored import IgnoredRules, judge_ignored
+    from branchkeeper.analysis.worktree_store import own_refs_at_risk
 
     tracked, untracked, ignored, hidden = read_work(path, timeout=GUARD_TIMEOUT_S)
     verdict = judge_ignored(Path(path), ignored, IgnoredRules.from_config(config), file_cap=2000)
+    held, stores = own_refs_at_risk(Path(path), timeout=GUARD_TIMEOUT_S)
     return WorktreeContents(tuple([*tracked, *untracked]), verdict.blocking,
-                            verdict.archivable, tuple(hidden))
+                            verdict.archivable, tuple(hidden),
+                            tuple(f"{h.ref} ({h.count} commit(s))" for h in held), stores)
 
 
 def ignored_blocking(root: str, ignored: Sequence[str], config: Config) -> tuple[Blocked, ...]:

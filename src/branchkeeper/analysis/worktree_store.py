@@ -14,9 +14,10 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from branchkeeper.analysis.worktree_status import worktree_git_dir
 from branchkeeper.git.parse import zsplit
 from branchkeeper.git.repo import Worktree
-from branchkeeper.git.run import GitError, run_git
+from branchkeeper.git.run import DEFAULT_TIMEOUT_S, GitError, run_git
 from branchkeeper.git.types import Oid
 from branchkeeper.git.worktree_admin import AdminDir, admin_dirs, read_admin_dir
 
@@ -49,17 +50,18 @@ class WorktreeStore:
     error: str | None = None
 
 
-def unique_counts(root: Path, tips: Mapping[str, Oid], keeping: Sequence[str]
-                  ) -> dict[str, tuple[Oid, int]]:
+def unique_counts(root: Path, tips: Mapping[str, Oid], keeping: Sequence[str], *,
+                  timeout: float = DEFAULT_TIMEOUT_S) -> dict[str, tuple[Oid, int]]:
     """Ref -> (tip, commits reachable from it and from none of ``keeping``, ``rev-list``
     arguments such as ``--remotes``), for each of ``tips`` that holds at least one such commit.
-    One ``rev-list --parents`` for all of them (none when ``tips`` is empty). Raises
+    One ``rev-list --parents`` for all of them (none when ``tips`` is empty), bounded by
+    ``timeout`` seconds. Raises
     :class:`GitError` when git fails (a missing object, say)."""
     if not tips:
         return {}
     stdin = "".join(f"{t}\n" for t in sorted(set(tips.values()))).encode()
     walked = run_git(["rev-list", "--parents", "--stdin", "--not", *keeping], cwd=root,
-                     stdin=stdin).text
+                     stdin=stdin, timeout=timeout).text
     parents: dict[str, list[str]] = {}
     for line in walked.splitlines():
         commit, *rest = line.split()
@@ -131,3 +133,21 @@ def initialised_submodules(path: Path, store: WorktreeStore | None) -> tuple[str
         if value and (path / value / ".git").exists():
             found.append(value)
     return tuple(found)
+
+
+def own_refs_at_risk(path: Path, *, timeout: float = DEFAULT_TIMEOUT_S
+                     ) -> tuple[tuple[HeldRef, ...], tuple[str, ...]]:
+    """(its own refs holding commits nothing else holds, its submodule stores) of the linked
+    worktree at ``path``, whose ``.git`` file names its admin directory: what removing it
+    loses beyond its files. One ``rev-list`` when it has own refs (none otherwise); a main
+    worktree or a directory that is no worktree gives ``((), ())``. Raises :class:`GitError`
+    when git fails (the guard's callers turn that into a deny)."""
+    admin = worktree_git_dir(path)
+    if admin is None or (path / ".git").is_dir() or not (admin / "commondir").is_file():
+        return (), ()
+    read = read_admin_dir(admin)
+    if read.unreadable is not None:
+        raise GitError(read.unreadable, argv=[], returncode=None)
+    counts = unique_counts(path, dict(read.refs), KEEPING_ARGS, timeout=timeout)
+    held = tuple(HeldRef(ref, *counts[ref]) for ref, _oid in read.refs if ref in counts)
+    return held, tuple(str(admin / "modules" / m) for m in read.modules)

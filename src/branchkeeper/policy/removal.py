@@ -137,6 +137,29 @@ def branch_overwrite_decision(lost: Sequence[tuple[str, str]], *, lost_commits: 
         "overwrite is allowed. Or use a new branch name instead; or ask a human.")
 
 
+def _admin_loss(path: str, contents: WorktreeContents, *, force: bool
+                ) -> tuple[list[str], list[str]]:
+    """(problem lines, steps) for what removing the worktree deletes with its admin
+    directory: its own refs holding commits nothing else holds (any removal), its submodule
+    stores (``--force`` only: without it git refuses a worktree with submodules)."""
+    problems: list[str] = []
+    steps: list[str] = []
+    if contents.own_refs:
+        problems.append("refs of its own that hold commits no branch, tag or remote holds "
+                        "(the removal deletes them):")
+        problems += listed(list(contents.own_refs))
+        steps.append("keep each listed ref's commits on a branch and push it ("
+                     + git_cmd("-C", path, "branch", "<name>", "<ref>") + ")")
+    if force and contents.stores:
+        problems.append("submodule stores (--force deletes them with any submodule commit "
+                        "only they hold):")
+        problems += listed([shell_quote(p) for p in contents.stores])
+        steps.append("push each submodule's commits (" + git_cmd(
+            "-C", path, "submodule", "foreach", "--recursive",
+            "git log --oneline HEAD --branches --not --remotes") + " lists them)")
+    return problems, steps
+
+
 def worktree_remove_decision(path: str, *, force: bool, contents: WorktreeContents,
                              head_lost: str | None, mode: str, spelled: str = "") -> Decision:
     """``worktree remove [--force]`` (section 11). With ``--force``: deny when the worktree is
@@ -144,8 +167,10 @@ def worktree_remove_decision(path: str, *, force: bool, contents: WorktreeConten
     git removes those without ``--force``). Both forms: deny when ``head_lost`` (its HEAD
     commit, contained in no other ref) is set (git removes a clean detached worktree without
     ``--force``, and its commit becomes unreachable) or ignored content matches no regenerable
-    glob (paths listed). ``spelled``: the command when it is not a ``worktree remove`` (a
-    recursive ``rm`` of the worktree, judged as a forced removal)."""
+    glob (paths listed), or its own refs hold commits nothing else does (``--force``: or it
+    has submodule stores; :func:`_admin_loss`). ``spelled``: the command when it is not a
+    ``worktree remove`` (a recursive ``rm`` of the worktree, judged as a forced removal; it
+    leaves the admin directory, so not its refs and stores)."""
     if mode == "off":
         return ALLOW
     problems: list[str] = []
@@ -161,6 +186,10 @@ def worktree_remove_decision(path: str, *, force: bool, contents: WorktreeConten
                         "worktree remove deletes them, --force or not):")
         problems += listed([f"{shell_quote(b.path)} ({b.reason})"
                              for b in contents.ignored_blocking])
+    # an rm of the directory leaves the admin directory (its refs, its stores) to a prune
+    admin_problems, admin_steps = ([], []) if spelled else _admin_loss(path, contents,
+                                                                        force=force)
+    problems += admin_problems
     if not problems:
         return ALLOW
     head = (f"`{spelled}` would delete the worktree {shell_quote(path)} and lose work:"
@@ -178,6 +207,7 @@ def worktree_remove_decision(path: str, *, force: bool, contents: WorktreeConten
     if head_lost:
         steps.append("put HEAD on a branch and push it (" + git_cmd("-C", path, "switch", "-c",
                      "<name>") + ", then git push -u)")
+    steps += admin_steps
     if contents.ignored_blocking:
         steps.append("consume each listed ignored path, move it to a tracked home, or delete it "
                      "deliberately")
@@ -185,7 +215,8 @@ def worktree_remove_decision(path: str, *, force: bool, contents: WorktreeConten
     way = ("First " + "; ".join(steps) + "; then remove the worktree without --force ("
            + git_cmd("worktree", "remove", path) + "), or let `" + retire
            + "` check it for you.")
-    if contents.ignored_blocking and contents.ignored_archivable and not head_lost and not lost:
+    if contents.ignored_blocking and contents.ignored_archivable and not head_lost and not lost \
+            and not admin_problems:
         way += (" To keep the listed files and remove the worktree in one step: "
                 "`branchkeeper worktree retire --archive-ignored " + shell_quote(path)
                 + "` archives them first (branchkeeper undo puts them back).")
