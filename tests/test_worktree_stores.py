@@ -328,3 +328,19 @@ def test_the_guard_denies_a_forced_remove_of_a_worktree_with_a_submodule_store(
     # without --force git refuses a worktree with submodules itself: nothing to lose
     assert check_and_hook_alike(f"git worktree remove {wt}", repo.path, monkeypatch,
                                 capsys)["verdict"] == "allow"
+
+
+def test_once_the_printed_command_secures_the_ref_the_worktree_retires(
+        remote_and_clone: tuple[GitRepo, GitRepo], tmp_path: Path,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    _, repo = remote_and_clone
+    wt, head = _ref_worktree(repo, tmp_path, "refs/worktree/keep")
+    (item,) = cli_json(capsys, repo, "sweep")[1]["lost_work"]
+    repo.git(*shlex.split(item["secure"])[1:])  # git push origin <sha>:refs/heads/rescue/...
+    rescue = f"refs/remotes/origin/rescue/wt-keep-{head[:10]}"
+    assert repo.rev(rescue) == head
+    assert cli_json(capsys, repo, "sweep")[1]["lost_work"] == []
+    code, out, _ = cli(capsys, repo, "worktree", "retire", str(wt))
+    assert code == 0 and norm(out).splitlines()[0] == f"removed worktree {wt}"
+    assert not wt.exists() and _reachable(repo, head)
+    assert repo.rev(rescue) == head  # the commit outlives the worktree and its ref
