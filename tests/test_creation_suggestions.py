@@ -249,3 +249,33 @@ def test_a_denial_says_what_the_sweep_says_of_a_worktree_holding_work(
             assert cli(capsys, w, *shlex.split(step)[1:])[0] == 0, step
     assert branches(w) == ["dirty", "kept", "live", "main"]
     assert (wts["dirty"] / "dirty.txt").read_text() == "an edit not committed\n"
+
+
+def test_passes_that_read_no_worktree_write_only_what_they_know(
+        remote_and_clone: tuple[GitRepo, GitRepo], tmp_path: Path,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    """``report``, ``prune`` and ``sweep --finish-pass`` read no worktree: for a merged branch
+    checked out in one they keep the sweep's text while the branch is at the same tip, and
+    otherwise say only what they know, never ``delete``'s own refusal."""
+    w, wts = _four_worktrees(remote_and_clone, tmp_path)
+    sweep_file = w.path / ".git" / "branchkeeper" / "last-sweep.json"
+
+    def cleanup() -> dict[str, str]:
+        return dict(json.loads(sweep_file.read_text())["cleanup"])
+
+    assert cli_json(capsys, w, "sweep")[0] == 0
+    said = cleanup()
+    assert said["clean"] == (f"branchkeeper worktree retire {wts['clean']} && branchkeeper "
+                             "delete -- clean")
+    for argv in (("report", "--repo", str(w.path)), ("prune", "--dry-run", "--no-fetch"),
+                 ("sweep", "--finish-pass")):
+        assert cli(capsys, w, *argv)[0] in (0, 1), argv
+        assert cleanup() == said, argv
+    # no sweep before: what the pass knows, for each branch its worktree keeps
+    sweep_file.unlink()
+    assert cli(capsys, w, "prune", "--dry-run", "--no-fetch")[0] == 0
+    assert cleanup() == {
+        name: f"not deleted: checked out in worktree {wts[name]}; whether retiring that "
+              "worktree loses anything is not known yet (branchkeeper sweep says, and what "
+              "deletes the branch)"
+        for name in ("clean", "dirty", "ignored", "kept")}

@@ -38,7 +38,7 @@ from branchkeeper.analysis.refusal_facts import (
     refusal_context,
 )
 from branchkeeper.analysis.refusals import with_refusals
-from branchkeeper.analysis.suggest import cleanup_suggestion
+from branchkeeper.analysis.suggest import cleanup_suggestion, needs_worktree_record, unread_worktree_text
 from branchkeeper.analysis.sweep_reuse import Listings, lookup, read_listings, store
 from branchkeeper.git.repo import (
     RemoteConfig,
@@ -55,7 +55,7 @@ from branchkeeper.model.records import BranchRecord, BranchState
 from branchkeeper.state.commit_cache import CommitCache
 from branchkeeper.state.config_cache import config_key
 from branchkeeper.state.inventory_cache import InventoryCache, TipFacts
-from branchkeeper.state.last_sweep import refs_key, write_last_sweep
+from branchkeeper.state.last_sweep import previous_cleanup, refs_key, write_last_sweep
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -231,24 +231,30 @@ def build_inventory(
     return inv
 
 
-def record_sweep(inv: Inventory, worktrees: Sequence[RetireView] = (),
+def record_sweep(inv: Inventory, worktrees: Sequence[RetireView] | None = None,
                  lost: Mapping[str, Sequence[str]] | None = None) -> None:
     """Write the last-sweep file of ``inv`` (``state.last_sweep``): its records and, for each
     proven branch, the ``cleanup`` text the sweep prints for it
     (:func:`~branchkeeper.analysis.suggest.cleanup_suggestion`), read with the record of the
-    linked worktree it is checked out in from ``worktrees`` (``WorktreeRecord`` values): what
-    the creation denials print, with ``lost``, the LOST WORK RISK lines of each worktree
-    (``analysis.lost_work.worktree_risks``). Errors writing are ignored (a small state
-    file)."""
-    by_path = {str(w.worktree.path): w for w in worktrees}
+    linked worktree it is checked out in from ``worktrees`` (``WorktreeRecord`` values; None: a
+    pass that read no worktrees, whose text for a branch that depends on its worktree is the
+    previous file's where the branch is at the same tip, else what it knows: ``suggest.
+    unread_worktree_text``): what the creation denials print, with ``lost``, the LOST WORK RISK
+    lines of each worktree (``analysis.lost_work.worktree_risks``). Errors writing are ignored
+    (a small state file)."""
+    by_path = {str(w.worktree.path): w for w in worktrees or ()}
+    carried = previous_cleanup(inv.facts.common_dir) if worktrees is None else {}
+
+    def text(r: BranchRecord) -> str:
+        if worktrees is None and needs_worktree_record(r):
+            return carried.get((r.name, str(r.tip))) or unread_worktree_text(r)
+        return cleanup_suggestion(r, by_path.get(r.worktree) if r.worktree else None).text
+
     write_last_sweep(
         inv.facts.common_dir, inv.records, inv.now, refs=inv.refs, config=config_key(inv.config),
         complete=not any(r.state is BranchState.UNKNOWN and "budget" in r.reason
                          for r in inv.records),
-        cleanup={r.name: cleanup_suggestion(r, by_path.get(r.worktree) if r.worktree else None
-                                            ).text
-                 for r in inv.records if r.state.preserved},
-        lost=lost)
+        cleanup={r.name: text(r) for r in inv.records if r.state.preserved}, lost=lost)
 
 
 # -- read the refs ------------------------------------------------------------------------------

@@ -132,3 +132,18 @@ def cleanup_suggestion(r: BranchRecord, worktree: RetireView | None = None) -> S
                               f"keeps ({held}): that is yours to decide (LOST WORK RISK lists "
                               "what it holds); once the worktree is retired, delete the branch")
     return delete_suggestion(r)
+
+
+def needs_worktree_record(r: BranchRecord) -> bool:
+    """True when what deletes ``r`` depends on the record of the linked worktree it is checked
+    out in (``sweep --clean`` removes that worktree first): a pass that read no worktrees
+    cannot say it (:func:`unread_worktree_text`)."""
+    return _retire_first(r)
+
+
+def unread_worktree_text(r: BranchRecord) -> str:
+    """What a pass that read no worktrees knows of a branch :func:`needs_worktree_record`
+    says depends on its worktree: that it is checked out there, and where to read the rest."""
+    return (f"not deleted: checked out in worktree {r.worktree}; whether retiring that worktree "
+            "loses anything is not known yet (branchkeeper sweep says, and what deletes the "
+            "branch)")

@@ -154,6 +154,24 @@ def write_last_sweep(common_dir: Path, records: list[BranchRecord], now: float, 
     return True
 
 
+def previous_cleanup(common_dir: Path) -> dict[tuple[str, str], str]:
+    """The last-sweep file's ``cleanup`` texts keyed by (branch name, the tip its row
+    records), for a writer that carries a text over for a branch still at that tip; empty when
+    there is no file or it has none. No git process."""
+    data = read_sweep_file(common_dir)
+    cleanup = data.get("cleanup") if data is not None else None
+    if data is None or not isinstance(cleanup, dict):
+        return {}
+    rows = data["branches"]
+    assert isinstance(rows, dict)  # read_sweep_file checked it
+    out: dict[tuple[str, str], str] = {}
+    for name, text in cleanup.items():
+        row = rows.get(name)
+        if type(text) is str and type(row) is list and row and type(row[0]) is str:
+            out[(name, row[0])] = text
+    return out
+
+
 #: Ages at or past this many days in a sweep file are unknown (a file written by hand, or
 #: corrupt: ``1e999`` reads as infinity, which no day count can print).
 MAX_AGE_DAYS = 1_000_000.0
