@@ -260,7 +260,6 @@ def test_list_json_whole_output(repo: GitRepo, tmp_path: Path,
     contents = [("clean", True, "no tracked changes, no untracked files"),
                 ("no_nested", True, "no nested checkout"),
                 ("ignored_disposable", True, "no ignored files")]
-    nosub = ("no_submodule", True, "no initialised submodule")
     assert main_row == {
         "path": str(repo.path), "branch": "main", "head": main_head, "detached": False,
         "main": True, "bare": False, "locked": False, "lock_reason": None, "prunable": False,
@@ -269,12 +268,12 @@ def test_list_json_whole_output(repo: GitRepo, tmp_path: Path,
         "hold": None,
         "retire": {"disposition": "SKIP_SELF", "reason": never, "triage": None,
                    "gates": _gates(*common, *contents,
-                                   ("commit_kept", True, "branch main keeps it"), nosub)},
+                                   ("commit_kept", True, "branch main keeps it"))},
         "reap": {"disposition": "SKIP_SELF", "reason": never, "triage": None,
                  "gates": _gates(*common, ("idle", False, "last activity 0.0 h ago, within the "
                                                           "3 h activity window"),
                                  *contents, ("preserved", False, "branch main is default: "
-                                             "never judged finished by the reaper"), nosub)},
+                                             "never judged finished by the reaper"))},
         "branch_state": {"state": "default", "containment": None, "containing_ref": None,
                          "proof": None, "ahead": None, "reason": ""}}
     gone = "prunable: gitdir file points to non-existent location"

@@ -293,7 +293,7 @@ def _refs_kept(i: RetireInputs) -> Gate | None:
 
 
 def _no_submodule(i: RetireInputs) -> Gate | None:
-    if i.status is None:
+    if i.status is None or i.worktree.is_main:
         return None
     fails = Disposition.SKIP_SUBMODULE
     if i.submodules:

@@ -335,7 +335,8 @@ def gather(ctx: WorktreeContext, wt: Worktree, *, head_time: float | None = None
             if status.tracked or status.untracked or (ignored is not None and ignored.kept) \
                     or wt.branch is None:  # local-only work, or may be: its idle is shown
                 status = with_files(status)
-            submodules = initialised_submodules(wt.path, store)
+            if not wt.is_main:  # never removed: its submodules are not asked about
+                submodules = initialised_submodules(wt.path, store)
         except (GitError, ValueError) as exc:
             status_error = f"could not read its status: {str(exc).splitlines()[0]}"
     remote_ref = local_ref = error = None
