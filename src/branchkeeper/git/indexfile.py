@@ -77,27 +77,41 @@ def _scan(data: bytes, version: int, count: int) -> int | None:
 
 
 def _scan_v4(data: bytes, count: int) -> int | None:
-    """:func:`_scan` of a version 4 index (paths prefix-compressed, entries not padded)."""
-    pos, limit, previous = 12, len(data) - _HASH, b""
+    """:func:`_scan` of a version 4 index (paths prefix-compressed, entries not padded): only
+    the path's length is followed, never the path itself."""
+    pos, limit, length = 12, len(data) - _HASH, 0
+    flags_of = struct.Struct(">H").unpack_from
+    find = data.find
     for _ in range(count):
         if pos + _FIXED > limit:
             return None
-        flags = int.from_bytes(data[pos + _FIXED - 2:pos + _FIXED], "big")
+        (flags,) = flags_of(data, pos + _FIXED - 2)
         head = _FIXED
-        if flags & _ASSUME_VALID:
-            return None
-        if flags & _EXTENDED:
-            if int.from_bytes(data[pos + _FIXED:pos + _FIXED + 2], "big") & _SKIP_WORKTREE:
+        if flags & (_ASSUME_VALID | _EXTENDED):
+            if flags & _ASSUME_VALID or flags_of(data, pos + _FIXED)[0] & _SKIP_WORKTREE:
                 return None
             head += 2
-        strip, start = _varint(data, pos + head, limit)
-        nul = data.find(b"\0", start, limit)
-        if strip is None or nul < 0 or strip > len(previous):
+        start = pos + head
+        if start < limit and data[start] < 0x80:
+            strip, start = data[start], start + 1
+        else:
+            cut, start = _varint(data, start, limit)
+            if cut is None:
+                return None
+            strip = cut
+        if strip > length:
             return None
-        previous = previous[:len(previous) - strip] + data[start:nul]
+        name_len = flags & _NAME_MASK
+        if name_len == _NAME_MASK:
+            nul = find(b"\0", start, limit)
+            if nul < 0 or length - strip + nul - start < _NAME_MASK:
+                return None
+        else:
+            nul = start + name_len - (length - strip)
+            if nul < start or nul >= limit or data[nul] != 0:
+                return None
+        length += nul - start - strip
         pos = nul + 1
-        if (flags & _NAME_MASK) != min(len(previous), _NAME_MASK) or pos > limit:
-            return None
     return pos
 
 
