@@ -205,16 +205,18 @@ def test_a_stash_secured_as_the_sweep_says_is_no_longer_at_risk(
     assert unsecured_stashes(repo.path, stashes) == []
 
 
-def test_commit_command_names_the_paths_and_leaves_agent_config_out() -> None:
-    assert commit_command("/w", [".claude/settings.json", ".branchkeeper/yield",
-                                 ".branchkeeper.yaml"]) is None
+def test_commit_command_names_every_path_and_add_all_leaves_the_install_files_out() -> None:
+    """The paths come from the one reading of the worktree, the install's untracked files
+    already left out: every path named is work, a host directory's included."""
+    assert commit_command("/w", []) is None
     assert commit_command("/w", ["a b", ".claude/x", "-n"]) == (
-        "git -C /w add -- 'a b' -n && git -C /w commit -m 'WIP: save work'")
-    many = [f"f{i}" for i in range(11)]
+        "git -C /w add -- 'a b' .claude/x -n && git -C /w commit -m 'WIP: save work'")
+    many = [f"f{i}" for i in range(10)] + [".codex/hooks.json"]
     assert commit_command("/w", many) == (
-        "git -C /w add -A -- . ':(exclude).claude/' ':(exclude).cursor/' ':(exclude).gemini/' "
-        "':(exclude).codex/' ':(exclude).github/copilot/' ':(exclude).vscode/' "
-        "':(exclude).branchkeeper/' ':(exclude).agentic/' ':(exclude).branchkeeper.yaml' && "
+        "git -C /w add -A -- . ':(exclude,literal).claude/settings.json' "
+        "':(exclude,literal).claude/settings.local.json' ':(exclude,literal).cursor/hooks.json' "
+        "':(exclude,literal).gemini/settings.json' "
+        "':(exclude,literal).github/hooks/branchkeeper.json' && "
         "git -C /w commit -m 'WIP: save work'")
 
 

@@ -12,7 +12,8 @@ so a file the ignored-content rule keeps is either archived first or the worktre
    go into a verified archive (:mod:`branchkeeper.actions.archive`); the caller journals it.
 3. :func:`git_worktree_remove`: ``git worktree remove`` without ``--force`` (unless the caller
    proved the force safe), so git itself refuses a tree that became dirty meanwhile. A
-   directory is never deleted by hand.
+   directory is never deleted by hand; the untracked files ``branchkeeper install`` wrote
+   there (not work) are set aside first and put back when git keeps the tree.
 """
 
 from __future__ import annotations
@@ -23,9 +24,11 @@ from pathlib import Path
 
 from branchkeeper.actions.archive import archive_files
 from branchkeeper.analysis.ignored import IgnoredVerdict
+from branchkeeper.git.parse import zsplit
 from branchkeeper.git.repo import Worktree
 from branchkeeper.git.run import run_git
 from branchkeeper.git.types import Oid
+from branchkeeper.model.hook_command import INSTALL_FILES
 from branchkeeper.state.archives import ArchiveInfo
 
 
@@ -108,10 +111,46 @@ def git_worktree_remove(root: Path | str, path: Path, *, force: bool = False,
                         timeout: float = 60.0) -> str:
     """``git worktree remove [--force] <path>``, run in ``root``; git's last error line, or
     ``""`` when it removed the worktree. ``force`` only when the caller proved it loses
-    nothing (first document, section 11)."""
+    nothing (first document, section 11). The untracked files ``branchkeeper install`` wrote
+    there (not work: :func:`~branchkeeper.model.hook_command.install_written`) are set aside
+    first, so git, which would refuse them, still refuses anything else; they are put back
+    when git keeps the worktree."""
+    aside = _set_aside_install_files(path, timeout=timeout)
     args = ["worktree", "remove", *(["--force"] if force else []), str(path)]
     result = run_git(args, cwd=root, check=False, timeout=timeout)
     if result.returncode == 0:
         return ""
+    for file, data, mode in aside:
+        if not file.exists():
+            file.parent.mkdir(parents=True, exist_ok=True)
+            file.write_bytes(data)
+            file.chmod(mode)
     lines = result.stderr.decode("utf-8", "replace").strip().splitlines()
     return lines[-1] if lines else f"exit {result.returncode}"
+
+
+def _set_aside_install_files(path: Path, *, timeout: float) -> list[tuple[Path, bytes, int]]:
+    """Unlink the untracked :data:`~branchkeeper.model.hook_command.INSTALL_FILES` of the
+    worktree at ``path`` (one ``ls-files``, only when one is present); their content and mode,
+    to put back. A file that cannot be read stays (git then refuses the removal)."""
+    present = [f for f in INSTALL_FILES if (path / f).is_file() and not (path / f).is_symlink()]
+    if not present:
+        return []
+    listed = run_git(["-c", "core.quotePath=false", "ls-files", "-z", "--",
+                      *(f":(literal){f}" for f in present)], cwd=path, check=False,
+                     timeout=timeout)
+    if listed.returncode != 0:
+        return []
+    tracked = set(zsplit(listed.stdout))
+    aside: list[tuple[Path, bytes, int]] = []
+    for name in present:
+        if name in tracked:
+            continue
+        file = path / name
+        try:
+            data, mode = file.read_bytes(), file.stat().st_mode & 0o7777
+            file.unlink()
+        except OSError:
+            continue
+        aside.append((file, data, mode))
+    return aside

@@ -14,7 +14,8 @@ Cost: none for a worktree whose index holds no flagged entry (read from the inde
 a flagged file is present, one ``hash-object --stdin-paths`` for all of them.
 
 :func:`read_work` is THE reading of a worktree's uncommitted work every command, hook and
-report uses (``git status`` plus these hidden edits, counted with the tracked changes).
+report uses (``git status`` plus these hidden edits, counted with the tracked changes; the
+untracked files ``branchkeeper install`` itself writes are not work and are left out).
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ from branchkeeper.analysis.ignored import read_status
 from branchkeeper.git.indexfile import may_hold_flags, worktree_git_dir
 from branchkeeper.git.parse import ParseError, zsplit
 from branchkeeper.git.run import DEFAULT_TIMEOUT_S, run_git
+from branchkeeper.model.hook_command import install_written
 
 __all__ = ["Work", "flagged_entries", "hidden_edits", "read_work", "unflag_command"]
 
@@ -114,10 +116,13 @@ class Work(NamedTuple):
 def read_work(path: Path | str, *, timeout: float = DEFAULT_TIMEOUT_S) -> Work:
     """The :class:`Work` in the worktree at ``path``: one ``git status``
     (:func:`branchkeeper.analysis.ignored.read_status`) and the :func:`hidden_edits`, added
-    to the tracked changes (each once). Raises GitError, ParseError."""
+    to the tracked changes (each once); the untracked files ``branchkeeper install`` writes
+    left out (:func:`branchkeeper.model.hook_command.install_written`: its own output, not
+    work). Raises GitError, ParseError."""
     tracked, untracked, ignored = read_status(path, timeout=timeout)
     hidden = [p for p in hidden_edits(path, timeout=timeout) if p not in set(tracked)]
-    return Work([*tracked, *hidden], untracked, ignored, hidden)
+    return Work([*tracked, *hidden], [p for p in untracked if not install_written(p)], ignored,
+                hidden)
 
 
 def unflag_command(worktree: str, hidden: Sequence[str]) -> str | None:

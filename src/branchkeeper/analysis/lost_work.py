@@ -47,20 +47,15 @@ from branchkeeper.analysis.worktree_store import HeldRef, unique_counts
 from branchkeeper.git.parse import records
 from branchkeeper.git.run import run_git
 from branchkeeper.git.types import Oid, push_argv
+from branchkeeper.model.hook_command import INSTALL_FILES
 from branchkeeper.model.records import BranchRecord
 
 if TYPE_CHECKING:
     from branchkeeper.analysis.inventory import Inventory
     from branchkeeper.analysis.worktree_record import WorktreeRecord
 
-#: Directories and files that hold an agent's or a tool's own configuration, never work to
-#: commit onto a feature branch (Claude Code, Cursor, Gemini, Codex, Copilot, VS Code, the
-#: agent-state directory, this tool's yield file and its team policy, which goes onto the
-#: default branch in a commit of its own): left out of every suggested ``git add``.
-AGENT_CONFIG = (".claude/", ".cursor/", ".gemini/", ".codex/", ".github/copilot/", ".vscode/",
-                ".branchkeeper/", ".agentic/", ".branchkeeper.yaml")
-
-#: Most paths a suggested ``git add`` names; more are added with ``git add -A`` minus the above.
+#: Most paths a suggested ``git add`` names; more are added with ``git add -A`` minus the
+#: untracked files ``branchkeeper install`` writes (``INSTALL_FILES``).
 MAX_NAMED_PATHS = 10
 
 _SAFE = re.compile(r"[^A-Za-z0-9._-]+")
@@ -150,26 +145,22 @@ class Stash:
     subject: str
 
 
-def agent_config(path: str) -> bool:
-    """True for a path inside an agent's or tool's own configuration (:data:`AGENT_CONFIG`)."""
-    return any(path == d.rstrip("/") or (d.endswith("/") and path.startswith(d))
-               for d in AGENT_CONFIG)
-
-
 def commit_command(worktree: str, paths: Sequence[str], *, message: str = "WIP: save work") \
         -> str | None:
     """``git -C <worktree> add -- <paths> && git -C <worktree> commit -m <message>``, naming
-    each path (at most :data:`MAX_NAMED_PATHS`; past that ``add -A`` with the agent
-    configuration excluded), agent configuration left out (:data:`AGENT_CONFIG`). ``None``
-    when nothing but agent configuration is dirty."""
-    work = [p for p in dict.fromkeys(paths) if not agent_config(p)]
+    each path (at most :data:`MAX_NAMED_PATHS`; past that ``add -A`` with the files
+    ``branchkeeper install`` writes excluded, unless ``paths`` names one: a tracked one changed
+    is work). ``paths`` come from the one reading of the worktree
+    (:func:`branchkeeper.analysis.hidden_edits.read_work`), the install's untracked files
+    already left out. ``None`` when ``paths`` is empty."""
+    work = list(dict.fromkeys(paths))
     if not work:
         return None
     if len(work) <= MAX_NAMED_PATHS:
         add = shlex.join(["git", "-C", worktree, "add", "--", *work])
     else:
         add = shlex.join(["git", "-C", worktree, "add", "-A", "--", ".",
-                          *(f":(exclude){d}" for d in AGENT_CONFIG)])
+                          *(f":(exclude,literal){f}" for f in INSTALL_FILES if f not in work)])
     return add + " && " + shlex.join(["git", "-C", worktree, "commit", "-m", message])
 
 
@@ -281,8 +272,8 @@ def secure_command(path: str, dirty: Sequence[str], *, branch: str | None, share
     its work ``branch``, or, for a ``shared`` branch or a detached HEAD (``branch`` None), onto
     a branch of its own the worktree switches to first (``switch -c rescue/wip-<dir>-<sha>``
     from ``head``: a WIP commit never goes onto a shared branch). ``remote`` None (none is
-    configured): the commit stays local, and nothing is said of pushing. ``None`` when nothing
-    but agent configuration is dirty. ``hidden``: the edits among ``dirty`` a flag hides from
+    configured): the commit stays local, and nothing is said of pushing. ``None`` when ``dirty``
+    is empty. ``hidden``: the edits among ``dirty`` a flag hides from
     ``git add``; the command clears the flag first (:func:`unflag_command`). Used by the
     lost-work list and the Stop guard."""
     command = commit_command(path, dirty, message=message)
@@ -334,7 +325,7 @@ def _worktree_items(w: WorktreeWork, remote: str | None) -> list[LostWork]:
                               w.age_days, w.path))
     command = save_command(w, remote)
     if command is not None:
-        work = [p for p in w.dirty if not agent_config(p)]
+        work = list(w.dirty)
         shown = ", ".join(work[:3]) + (f" and {len(work) - 3} more" if len(work) > 3 else "")
         items.append(LostWork(LostKind.DIRTY_WORKTREE, w.path,
                               f"{len(work)} uncommitted or untracked file(s): {shown}", command,

@@ -16,13 +16,13 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from branchkeeper.analysis.hidden_edits import hidden_edits
-from branchkeeper.analysis.lost_work import agent_config
 from branchkeeper.analysis.refs import matches_any, read_refs, resolve_default_branch
 from branchkeeper.git.parse import ParseError, parse_status_z
 from branchkeeper.git.repo import RepoFacts, list_worktrees, read_remote_config
 from branchkeeper.git.run import GitError, run_git
 from branchkeeper.git.types import Oid
 from branchkeeper.model.config import Config
+from branchkeeper.model.hook_command import install_written
 
 #: Timeout of each git call, seconds (these run inside a Stop hook).
 TIMEOUT_S = 20.0
@@ -35,7 +35,8 @@ class BranchFacts:
     """One judged branch.
 
     ``dirty`` holds up to :data:`MAX_PATHS` changed or untracked paths of its worktree, the
-    agent's own configuration left out (``dirty_count`` the total; 0 = clean or no worktree).
+    untracked files ``branchkeeper install`` writes left out (``dirty_count`` the total; 0 =
+    clean or no worktree).
     ``unpushed`` is True when the local tip is contained in no ``refs/remotes/<remote>/*`` ref
     and not in the local default branch. ``merged_into`` names the base (default branch or line)
     the tip is an ancestor of, or None.
@@ -74,9 +75,9 @@ def _dirty(path: str) -> tuple[tuple[str, ...], int, str, tuple[str, ...]]:
     """(the changed paths, at most :data:`MAX_PATHS`; how many there are; an error; the hidden
     edits among them). Untracked files are included (what a stop would strand), and so are the
     edits ``git status`` cannot see (:func:`~branchkeeper.analysis.hidden_edits.hidden_edits`),
-    ignored files excluded, and so is the
-    agent's own configuration (``.claude/`` and the like: never work to commit onto a branch,
-    see :data:`branchkeeper.analysis.lost_work.AGENT_CONFIG`)."""
+    ignored files excluded, and so are the untracked files ``branchkeeper install`` writes
+    (:func:`branchkeeper.model.hook_command.install_written`, the exclusion every reader
+    applies)."""
     result = run_git(["-c", "core.quotePath=false", "status", "--porcelain=v1", "-z",
                       "--no-renames", "--untracked-files=all"], cwd=Path(path), check=False,
                      timeout=TIMEOUT_S)
@@ -89,7 +90,7 @@ def _dirty(path: str) -> tuple[tuple[str, ...], int, str, tuple[str, ...]]:
         hidden = [p for p in hidden_edits(path, timeout=TIMEOUT_S) if p not in set(tracked)]
     except (GitError, ParseError) as exc:
         return (), 0, f"git ls-files failed in {path}: {exc}", ()
-    paths = [p for p in (*tracked, *hidden, *untracked) if not agent_config(p)]
+    paths = [*tracked, *hidden, *(p for p in untracked if not install_written(p))]
     return tuple(paths[:MAX_PATHS]), len(paths), "", tuple(hidden)
 
 

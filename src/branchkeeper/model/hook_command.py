@@ -23,6 +23,20 @@ CLI = "branchkeeper"
 #: The keys a hook entry's command sits under, over every host (Copilot's ``bash`` and
 #: ``powershell``, everyone else's ``command``).
 COMMAND_KEYS = ("command", "bash", "powershell")
+#: The files ``branchkeeper install`` writes inside a worktree (every host's project and local
+#: scopes, relative to the worktree's root; the user scope lives in the home directory). An
+#: UNTRACKED one is the install's own output, not work: no lost-work list, dirty count, removal
+#: gate or guard counts it (:func:`install_written`). Anything else under a host's directory
+#: (``.claude/agents/``, ``.codex/config.toml``, ...) is work like any other file.
+INSTALL_FILES = (".claude/settings.json", ".claude/settings.local.json", ".codex/hooks.json",
+                 ".cursor/hooks.json", ".gemini/settings.json", ".github/hooks/branchkeeper.json")
+
+
+def install_written(path: str) -> bool:
+    """True when ``path`` (relative to a worktree's root, POSIX separators) is one of the files
+    ``branchkeeper install`` writes there (:data:`INSTALL_FILES`): THE exclusion every reader of
+    a worktree's untracked files applies."""
+    return path in INSTALL_FILES
 
 
 def _program_is(head: list[str], name: str) -> bool:

@@ -144,7 +144,7 @@ def _branch_findings(b: BranchFacts, scope: Scope, facts: StopFacts,
     if scope is Scope.OWN and b.worktree and b.dirty_count:
         shown = ", ".join(b.dirty[:5]) + (f", ... ({b.dirty_count} in all)"
                                           if b.dirty_count > 5 else "")
-        # the paths to commit, named (the agent's own configuration is never among them), and
+        # the paths to commit, named (the install's own untracked files never among them), and
         # the commit pushed where a remote is configured: what the lost-work list prints
         pushed = remote if facts.remote_configured else None
         command = secure_command(b.worktree, b.dirty, branch=b.name, shared=bool(b.role),

@@ -242,16 +242,16 @@ def _remove_worktree(event: HookEvent, *, log: Log, signals: Signals) -> A.Answe
                    "and could not be pinned")
         log(message)
         return A.Answer(A.NOTICE, message)
-    args = ["worktree", "remove", *(["--force"] if force else []), str(match.path)]
+    from branchkeeper.actions.worktree_removal import git_worktree_remove
+
     fault("hook-worktree-remove.before_remove")
     if signals.stop:  # SIGINT/SIGTERM came: start no removal
         return A.Answer(A.NOTICE, f"branchkeeper: kept worktree {match.path}: interrupted")
-    result = run_git(args, cwd=where, check=False, timeout=60)
+    refused = git_worktree_remove(where, match.path, force=force, timeout=60)
     fault("hook-worktree-remove.after_remove")
-    if result.returncode != 0:
-        detail = result.stderr.decode("utf-8", "replace").strip().splitlines()
+    if refused:
         message = (f"branchkeeper: kept worktree {match.path}: git refused to remove it "
-                   f"({detail[-1] if detail else 'exit ' + str(result.returncode)})")
+                   f"({refused})")
         log(message)
         return A.Answer(A.NOTICE, message)
     branch = _short(match.branch)

@@ -1,0 +1,108 @@
+"""The untracked files ``branchkeeper install`` writes are its own output, not work; any other
+file under a host's directory (``.claude/``, ``.codex/``, ...) is work for every reader: the
+sweep's LOST WORK RISK, --fail-on-risk, retire, the guard and the Stop guard (real
+repositories)."""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from branchkeeper.actions.worktree_removal import git_worktree_remove
+from branchkeeper.adapters.cli import main
+from branchkeeper.model.hook_command import INSTALL_FILES
+from tests.cleanuputil import cli, cli_json
+from tests.gitrepo import GitRepo
+from tests.hookutil import check_and_hook_alike
+from tests.reaputil import add_worktree, age_files
+
+HOSTS = ("claude", "codex", "cursor", "gemini", "copilot")
+
+
+def _merged_worktree(tmp_path: Path) -> tuple[GitRepo, Path]:
+    repo = GitRepo.init(tmp_path / "repo")
+    repo.commit("init", files={"README.md": "hello\n"}, days_ago=9)
+    repo.switch("feat", create=True)
+    repo.commit("feat", files={"feat.txt": "f\n"}, days_ago=8)
+    repo.switch("main")
+    repo.merge("feat", days_ago=7)
+    wt = tmp_path / "wt"
+    add_worktree(repo, wt, start="feat", hours=400)
+    return repo, wt
+
+
+def _install_everywhere(wt: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    for host in HOSTS:
+        assert main(["-C", str(wt), "install", "--host", host]) == 0
+    assert main(["-C", str(wt), "install", "--host", "claude", "--scope", "local"]) == 0
+    capsys.readouterr()
+
+
+def _untracked(wt: Path) -> list[str]:
+    out = subprocess.run(["git", "status", "--porcelain", "-uall"], cwd=wt, capture_output=True,
+                         text=True, check=True).stdout
+    return sorted(line[3:] for line in out.splitlines() if line.startswith("?? "))
+
+
+def test_the_install_files_are_not_work(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    repo, wt = _merged_worktree(tmp_path)
+    _install_everywhere(wt, capsys)
+    assert _untracked(wt) == sorted(INSTALL_FILES)  # what the install wrote, exactly
+    age_files(wt, 400)
+    code, out, _ = cli(capsys, repo, "sweep")
+    assert (code, out.count("LOST WORK RISK"), "LOST WORK RISK: 0" in out) == (0, 1, True)
+    assert cli(capsys, repo, "sweep", "--fail-on-risk")[0] == 0
+    code, doc = cli_json(capsys, repo, "worktree", "list")
+    (row,) = [w for w in doc["worktrees"] if w["path"] == str(wt)]
+    assert (code, row["dirty"], row["retire"]["disposition"]) == (
+        0, {"tracked": 0, "untracked": 0}, "REMOVABLE")
+    # (the tamper rule still asks a person about deleting the hooks' settings file: another
+    # rule; the removal rule finds nothing a removal would lose)
+    checked = check_and_hook_alike(f"git worktree remove --force {wt}", repo.path, monkeypatch,
+                                   capsys)
+    assert checked["verdict"] == "allow"
+    code, out, _ = cli(capsys, repo, "worktree", "retire", str(wt))
+    assert (code, out.splitlines()[0]) == (0, f"removed worktree {wt}")
+    assert not wt.exists()
+
+
+def test_other_files_under_host_directories_are_work(tmp_path: Path,
+                                                     capsys: pytest.CaptureFixture[str],
+                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    repo, wt = _merged_worktree(tmp_path)
+    _install_everywhere(wt, capsys)
+    (wt / ".claude" / "agents").mkdir()
+    (wt / ".claude" / "agents" / "reviewer.md").write_text("a reviewer agent\n")
+    (wt / ".codex" / "config.toml").write_text("model = 'x'\n")
+    age_files(wt, 400)
+    work = ".claude/agents/reviewer.md .codex/config.toml"
+    code, out, _ = cli(capsys, repo, "sweep")
+    block = out[out.index("LOST WORK RISK:"):].split("\n\n")[0]
+    assert (code, block) == (
+        0, "LOST WORK RISK: 1 dirty worktree(s) exist only in this clone\n"
+           f"  worktree {wt}  2 uncommitted or untracked file(s): {work.replace(' ', ', ')}\n"
+           f"    secure it: git -C {wt} add -- {work} && git -C {wt} commit -m 'WIP: save work'")
+    assert cli(capsys, repo, "sweep", "--fail-on-risk")[0] == 1
+    code, out, _ = cli(capsys, repo, "worktree", "retire", str(wt))
+    assert (code, out.splitlines()[:2]) == (3, [f"kept worktree {wt}: SKIP_DIRTY",
+                                               "  blocker: SKIP_DIRTY: 2 untracked file(s): "
+                                               ".claude/agents/reviewer.md, .codex/config.toml"])
+    checked = check_and_hook_alike(f"rm -rf {wt}", repo.path, monkeypatch, capsys)
+    assert checked["verdict"] == "deny"
+    assert ("uncommitted changes or untracked files:\n  - .claude/agents/reviewer.md\n"
+            "  - .codex/config.toml\n") in checked["text"]
+
+
+def test_a_refused_removal_puts_the_install_files_back(tmp_path: Path,
+                                                       capsys: pytest.CaptureFixture[str]) -> None:
+    repo, wt = _merged_worktree(tmp_path)
+    _install_everywhere(wt, capsys)
+    before = {f: (wt / f).read_bytes() for f in INSTALL_FILES}
+    (wt / "notes.txt").write_text("work\n")
+    refused = git_worktree_remove(repo.path, wt)
+    assert "contains modified or untracked files" in refused
+    assert {f: (wt / f).read_bytes() for f in INSTALL_FILES} == before
+    assert _untracked(wt) == sorted([*INSTALL_FILES, "notes.txt"])
