@@ -48,6 +48,8 @@ def _reference_count(table: LeanRefs, config: Config, default: str | None) -> tu
         return x
 
     names = set(table.local) | (set(table.remote) if b.wip.count_remote else set())
+    at_default = {x for x in (table.local.get(default), table.remote.get(default)) if x} \
+        if default is not None else set()
     kept: list[str] = []
     for name in sorted(names):
         if name == default or any(fnmatch.fnmatchcase(name, g) for g in
@@ -55,6 +57,9 @@ def _reference_count(table: LeanRefs, config: Config, default: str | None) -> tu
             continue
         loc = table.local.get(name)
         rem = table.remote.get(name) if b.wip.count_remote else None
+        tip = loc if loc is not None else rem
+        if tip in at_default and (rem is None or rem in at_default):
+            continue  # unstarted: at the default branch's tip, no sweep row says otherwise
         kept.append(name)
         for oid in (loc, rem):
             if oid is not None:
@@ -79,10 +84,13 @@ def test_count_matches_union_find(local: dict[str, str], remote: dict[str, str],
 
 def test_count_shared_tips_and_diverged_copies(remote_and_clone: tuple[GitRepo, GitRepo]) -> None:
     """Two branches at one tip count once; a local branch ahead of its remote copy counts once;
-    a remote-only branch counts; the default branch does not."""
+    a remote-only branch counts; the default branch does not, nor an unstarted branch at its
+    tip."""
     _, work = remote_and_clone
-    work.git("branch", "twin-a")
+    work.switch("twin-a", create=True)
+    work.commit("twin", files={"t.txt": "t\n"})
     work.git("branch", "twin-b")
+    work.switch("main")
     work.switch("ahead", create=True)
     work.commit("one", files={"a.txt": "1\n"})
     work.git("push", "-q", "origin", "ahead")
@@ -93,11 +101,15 @@ def test_count_shared_tips_and_diverged_copies(remote_and_clone: tuple[GitRepo, 
     work.git("push", "-q", "origin", "remote-only")
     work.switch("main")
     work.git("branch", "-D", "remote-only")
+    work.git("branch", "unstarted")
     work.path.joinpath(".branchkeeper.yaml").write_text("branches:\n  wip: {cap: 3}\n")
     proc = subprocess.run([sys.executable, "-m", "branchkeeper", "check", "--", "git switch -c new"],
                           cwd=work.path, capture_output=True, text=True)
     assert proc.returncode == 2, proc.stdout + proc.stderr
-    assert ("Creating new would exceed the WIP cap: 3 open work branches, cap 3 (branches.wip.cap)."
+    assert ("Creating new would exceed the WIP cap: 3 open work branches, cap 3 (branches.wip.cap; "
+        "counted: distinct tips of the branches that are not the default, an "
+        "integration line or exempt, merged and parked ones included; unstarted ones, "
+        "still at the default branch's tip, are not)."
             in proc.stdout), proc.stdout
     listing = proc.stdout.split("(merged ones are proven and cheapest):\n", 1)[1].split("\n(No sweep")[0]
     assert listing.splitlines() == [f"  - {name} (state unknown, age unknown)"
@@ -147,6 +159,8 @@ def test_stale_origin_head_keeps_the_real_default(remote_and_clone: tuple[GitRep
     for n in ("f1", "f2"):
         work.switch(n, create=True, start="main")
         work.commit(n, files={f"{n}.txt": "x\n"})
+    work.switch("master")
+    work.commit("m", files={"m.txt": "m\n"})  # work of its own: not unstarted
     work.switch("main")
     work.path.joinpath(".branchkeeper.yaml").write_text("branches:\n  wip: {cap: 3}\n")
     proc = subprocess.run([sys.executable, "-m", "branchkeeper", "check", "--", "git switch -c g"],
@@ -235,3 +249,17 @@ def test_a_denial_reads_the_creator_records_once(remote_and_clone: tuple[GitRepo
     decision = decide_command("git switch -c x", cwd=str(work.path))
     assert processes_started() - before == 2  # one lean for-each-ref, one config
     assert decision.text.count("declare it exempt in .branchkeeper.yaml") == 3
+
+
+def test_a_branch_at_the_default_tip_counts_only_when_the_sweep_says_work_was_done() -> None:
+    """At the default branch's tip: ``unstarted`` (or no row) is not counted, as the sweep
+    counts it nowhere; ``merged`` (a fast-forward merge left it there) is, as merged branches
+    are."""
+    main, other = TIPS[0], TIPS[1]
+    table = LeanRefs("origin", {"main": main, "fresh": main, "ff": main, "nosweep": main,
+                                "work": other}, {}, "", ())
+    rows: dict[str, object] = {"fresh": [main, "unstarted", None, None, 1.0, None],
+                               "ff": [main, "merged", None, None, 2.0, None]}
+    branches, count = open_branches(CreationView(table, "main", LastSweep(rows, 0.0), Config(),
+                                                 0.0))
+    assert ([(b.name, b.state) for b in branches], count) == ([("ff", "merged"), ("work", None)], 2)

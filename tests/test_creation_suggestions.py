@@ -63,7 +63,10 @@ def test_the_cap_denial_prints_what_delete_does(
     text = decide_command("git switch -c more", cwd=str(w.path)).text
     assert text == (
         "[R-BRANCH-WIP-CAP] Creating more would exceed the WIP cap: 5 open work branches, cap 3 "
-        "(branches.wip.cap).\n\n"
+        "(branches.wip.cap; "
+        "counted: distinct tips of the branches that are not the default, an "
+        "integration line or exempt, merged and parked ones included; unstarted ones, "
+        "still at the default branch's tip, are not).\n\n"
         "Finish or clear an open branch first (merged ones are proven and cheapest):\n"
         "  - release (merged, 21d old): not deleted: a protected name "
         "(branches.protected_names): kept whatever its proof (a person may list it in "
@@ -233,7 +236,10 @@ def test_a_denial_says_what_the_sweep_says_of_a_worktree_holding_work(
                "  - live (live, 1d old)"]
     denial = (
         "[R-BRANCH-WIP-CAP] Creating more would exceed the WIP cap: 5 open work branches, cap 3 "
-        "(branches.wip.cap).\n\n"
+        "(branches.wip.cap; "
+        "counted: distinct tips of the branches that are not the default, an "
+        "integration line or exempt, merged and parked ones included; unstarted ones, "
+        "still at the default branch's tip, are not).\n\n"
         "Finish or clear an open branch first (merged ones are proven and cheapest):\n"
         + "".join(line + "\n" for line in listing)
         + "`branchkeeper sweep --clean` deletes every proven branch nothing refuses, in one "

@@ -496,7 +496,10 @@ def test_text_cap(world: Path) -> None:
     d = decide_command("git switch -c x", cwd=str(world / "atcap"))
     assert d.text == (
         "[R-BRANCH-WIP-CAP] Creating x would exceed the WIP cap: 9 open work branches, cap 5 "
-        "(branches.wip.cap).\n\n"
+        "(branches.wip.cap; "
+        "counted: distinct tips of the branches that are not the default, an "
+        "integration line or exempt, merged and parked ones included; unstarted ones, "
+        "still at the default branch's tip, are not).\n\n"
         "Finish or clear an open branch first (merged ones are proven and cheapest):\n"
         "  - pushed-merged (merged, 50d old): branchkeeper delete --remote -- pushed-merged\n"
         "  - merged-a (merged, 5d old): branchkeeper delete -- merged-a\n"

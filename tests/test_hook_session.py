@@ -100,7 +100,10 @@ def test_scripted_session(remote_and_clone: tuple[GitRepo, GitRepo]) -> None:
         "hookEventName": "PreToolUse", "permissionDecision": "deny",
         "permissionDecisionReason": reason}}
     assert reason.startswith("[R-BRANCH-WIP-CAP] Creating delta would exceed the WIP cap: 3 open "
-                             "work branches, cap 3 (branches.wip.cap).")
+                             "work branches, cap 3 (branches.wip.cap; "
+        "counted: distinct tips of the branches that are not the default, an "
+        "integration line or exempt, merged and parked ones included; unstarted ones, "
+        "still at the default branch's tip, are not).")
     assert [ln.split(" (")[0] for ln in reason.splitlines() if ln.startswith("  - ")] == [
         "  - alpha", "  - bravo", "  - charlie"]
     assert reason.endswith(BRANCH_LIMIT_PRINCIPLE)

@@ -69,7 +69,10 @@ def test_creation_past_the_cap_is_refused(world: Path, case: HostCase) -> None:
     result = fire(work, case.name, event, payload)
     text = _deny_text(world, "git switch -c x")
     assert text.startswith("[R-BRANCH-WIP-CAP] Creating x would exceed the WIP cap: "
-                           "2 open work branches, cap 2 (branches.wip.cap).")
+                           "2 open work branches, cap 2 (branches.wip.cap; "
+        "counted: distinct tips of the branches that are not the default, an "
+        "integration line or exempt, merged and parked ones included; unstarted ones, "
+        "still at the default branch's tip, are not).")
     assert (result.returncode, result.stdout, result.stderr) == (0, case.deny(text), b"")
 
 

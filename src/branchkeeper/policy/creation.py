@@ -37,6 +37,10 @@ if TYPE_CHECKING:
 R_CAP = "R-BRANCH-WIP-CAP"
 R_DORMANCY = "R-BRANCH-DORMANCY-BLOCK"
 R_DUPLICATE = "R-BRANCH-DUPLICATE-STEM"
+#: What the WIP cap counts, as its denial says it (first document, section 3).
+COUNTED = ("counted: distinct tips of the branches that are not the default, an integration line "
+           "or exempt, merged and parked ones included; unstarted ones, still at the default "
+           "branch's tip, are not")
 #: Most branch lines a denial lists before "and N more".
 MAX_LINES = 20
 _MERGED = frozenset({"merged", "merged_into_line", "patch_equivalent"})
@@ -142,6 +146,10 @@ def open_branches(view: CreationView) -> tuple[list[OpenBranch], int]:
         else sorted(local)
     tips: set[str] = set()
     parent: dict[str, str] = {}
+    # a branch still at the default branch's tip with nothing done on it (the sweep's
+    # ``unstarted``, or no row yet) is no open work: the sweep does not count it live either
+    at_default = {x for x in (local.get(default_name), remote.get(default_name))
+                  if x} if default_name is not None else set()
 
     def find(x: str) -> str:
         while parent.setdefault(x, x) != x:
@@ -167,14 +175,18 @@ def open_branches(view: CreationView) -> tuple[list[OpenBranch], int]:
             tip = rtip
             if not tip:
                 continue
-        elif rtip and rtip != tip:
+        row = row_of(name)  # LastSweep.entry inlined: this loop runs thousands of times
+        if tip in at_default and (not rtip or rtip in at_default) and (
+                type(row) is not list or len(row) != 6 or row[0] != tip
+                or row[1] == "unstarted"):
+            continue
+        if rtip and rtip != tip:
             tips.add(rtip)
             x, y = find(tip), find(rtip)
             if x != y:
                 parent[y] = x
                 joins += 1
         tips.add(tip)
-        row = row_of(name)  # LastSweep.entry inlined: this loop runs thousands of times
         if type(row) is list and len(row) == 6 and row[0] == tip and type(row[1]) is str:
             _, state, _, cont, age, wt = row
             if (type(age) is float or type(age) is int) and 0 <= age < MAX_AGE_DAYS:
@@ -337,7 +349,7 @@ def creation_decision(name: str | None, view: CreationView) -> Decision:
         verdict = Verdict.DENY if b.wip.mode == "block" else Verdict.WARN
         found.append(Decision(verdict, R_CAP,
                               f"Creating {shown} would exceed the WIP cap: {count} open work "
-                              f"branches, cap {b.wip.cap} (branches.wip.cap).", way))
+                              f"branches, cap {b.wip.cap} (branches.wip.cap; {COUNTED}).", way))
     blocked = [x for x in branches if x.stage == "block"]
     if blocked:
         lines = [f"  - {shell_quote(x.name)} ({_age(x)}"
