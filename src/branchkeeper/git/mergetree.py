@@ -16,6 +16,15 @@ exit 128), as does an object git cannot read; the merges printed before it are c
 as two such processes side by side (:func:`merge_pairs`), each bounded by silence (no output, no
 CPU time), never by a fixed time that a larger repository would pass.
 
+Rename detection is left as git sets it, because it is not what a merge costs: git 2.39's
+merge-tree ignores ``merge.renames=false`` (merge-ort detects renames whatever it says), and
+neither it nor ``merge.renameLimit=1`` nor ``merge.directoryRenames=false`` changed one byte of
+the output of 600 candidate merges sampled from the landing check of a 39,000-branch repository,
+or their CPU time by more than run-to-run noise. What costs is git finding each pair's merge
+base: for a candidate far ahead of the branch's fork it walks every commit in between, about 80%
+of that merge's CPU. ``--merge-base`` (git 2.40), which would skip the walk, cannot be combined
+with ``--stdin``.
+
 merge-tree writes the result trees and merged blobs. :class:`ScratchObjects` points it at a
 temporary object directory under ``<common dir>/branchkeeper/tmp/`` with the repository's own
 object directory as an alternate: every object is read from the repository, every new one lands
