@@ -12,6 +12,7 @@ import pytest
 
 from branchkeeper.analysis.hidden_edits import hidden_edits
 from branchkeeper.git.indexfile import may_hold_flags
+from branchkeeper.git.run import processes_started
 from branchkeeper.policy.principle import BRANCH_LIMIT_PRINCIPLE
 from tests.cleanuputil import cli, cli_json
 from tests.gitrepo import GitRepo
@@ -162,3 +163,32 @@ def test_stop_guard_names_a_hidden_edit_and_its_command_commits_it(
     ran = subprocess.run(["bash", "-c", command], capture_output=True)
     assert ran.returncode == 0, ran.stderr
     assert bare.git("show", "feature:README.md") == "edited where git status does not look"
+
+
+def test_rm_of_a_hidden_edit_is_denied_and_of_a_clean_file_allowed(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str],
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    _repo, wt = _merged_worktree(tmp_path)
+    _hide_edit(wt, "assume-unchanged")
+    checked = check_and_hook_alike("rm README.md", wt, monkeypatch, capsys)
+    assert (checked["verdict"], "README.md" in checked["text"]) == ("deny", True)
+    assert check_and_hook_alike("rm keep.txt", wt, monkeypatch, capsys)["verdict"] == "allow"
+
+
+def test_git_processes_only_where_the_index_flags_a_file(tmp_path: Path) -> None:
+    """No process for an index without a flagged entry; ls-files when one is flagged;
+    hash-object as well when a flagged file is present, one for all of them."""
+    _repo, wt = _merged_worktree(tmp_path)
+
+    def processes() -> tuple[list[str], int]:
+        before = processes_started()
+        found = hidden_edits(wt)
+        return found, processes_started() - before
+
+    assert processes() == ([], 0)
+    subprocess.run(["git", "sparse-checkout", "set", "--no-cone", "/keep.txt"], cwd=wt,
+                   check=True, capture_output=True)
+    assert processes() == ([], 1)  # README.md and feat.txt flagged, both absent
+    subprocess.run(["git", "update-index", "--assume-unchanged", "keep.txt"], cwd=wt, check=True)
+    (wt / "keep.txt").write_text("changed\n")
+    assert processes() == (["keep.txt"], 2)

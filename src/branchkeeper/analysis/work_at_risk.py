@@ -16,6 +16,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, NamedTuple
 
 from branchkeeper.analysis.guard_facts import GUARD_TIMEOUT_S, ignored_blocking
+from branchkeeper.analysis.hidden_edits import hidden_edits
 from branchkeeper.git.parse import ParseError, zsplit
 from branchkeeper.git.run import run_git
 
@@ -52,7 +53,9 @@ def work_at_risk(root: str, pathspecs: Sequence[str] | None, config: Config) -> 
     """The work at risk under ``pathspecs`` (relative to ``root``, taken literally; None = the
     whole worktree) in the worktree at ``root``: ONE bounded ``git status --porcelain -z``
     with untracked files listed one by one and ignored ones matched, the ignored paths judged
-    by the regenerable globs. Raises GitError, or ParseError on malformed output."""
+    by the regenerable globs; the edits a skip-worktree or assume-unchanged flag hides from it
+    (:func:`~branchkeeper.analysis.hidden_edits.hidden_edits`, no process when the index flags
+    nothing) among the changed files. Raises GitError, or ParseError on malformed output."""
     specs = [] if pathspecs is None else [f":(literal){p}" for p in pathspecs]
     out = run_git(["-c", "core.quotePath=false", "status", "--porcelain=v1", "-z",
                    "--no-renames", "--untracked-files=all", "--ignored=matching", "--", *specs],
@@ -73,8 +76,20 @@ def work_at_risk(root: str, pathspecs: Sequence[str] | None, config: Config) -> 
             changed.append(path)
         elif x in "MATR":
             staged.append(path)
+    seen = set(changed)
+    changed += [p for p in hidden_edits(root, timeout=GUARD_TIMEOUT_S)
+                if p not in seen and _within(p, pathspecs)]
     blocking = ignored_blocking(root, ignored, config) if ignored else ()
     return AtRisk(root, tuple(changed), tuple(staged), tuple(untracked), blocking)
+
+
+def _within(path: str, pathspecs: Sequence[str] | None) -> bool:
+    """Whether ``path`` is one of the literal ``pathspecs`` or beneath one (None: the whole
+    worktree)."""
+    if pathspecs is None:
+        return True
+    return any(spec in ("", ".") or path == spec.rstrip("/")
+               or path.startswith(spec.rstrip("/") + "/") for spec in pathspecs)
 
 
 class Unpushed(NamedTuple):
