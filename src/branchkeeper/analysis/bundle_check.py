@@ -14,15 +14,19 @@ file, ``--dry-run`` and the real run say the same.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import replace
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from branchkeeper.git.objects import bundle_lacking
 from branchkeeper.git.run import GitError
 from branchkeeper.git.types import Oid
 from branchkeeper.model.records import BranchAction, BranchRecord, CommandVerdict
 from branchkeeper.state.inventory_cache import InventoryCache
+
+if TYPE_CHECKING:
+    from branchkeeper.analysis.proofrun import TipVerdict
 
 
 def bundle_missing_reason(oid: str, promisors: Sequence[str]) -> str:
@@ -88,3 +92,27 @@ def keep_unbundlable(root: Path, records: list[BranchRecord], *, base: Oid | Non
             acts, **{field: cv for field, cv in verdicts.items()
                      if getattr(acts, field).action is BranchAction.DELETE})))
     return out, kept
+
+
+def missing_notes(verdicts: Iterable[TipVerdict], missing_objects: set[str],
+                  promisors: Sequence[str], unbundlable: int) -> list[str]:
+    """The inventory's note when objects are missing: how many branches were not judged
+    (``verdicts`` unknown for a missing object; ``missing_objects``: the ids the proofs found
+    missing), how many proven ones no command deletes (``unbundlable``: their bundle needs a
+    missing object), and why (a partial clone's promisor remote, ``promisors``, is never
+    fetched from); no count that is 0, and no note when nothing is missing."""
+    unjudged = sum(1 for v in verdicts
+                   if v.unknown is not None and v.unknown.startswith("object missing"))
+    kept = (f"; {unbundlable} proven branch(es) kept: their recovery bundle needs objects "
+            "missing here" if unbundlable else "")
+    if promisors:
+        said = (f"{unjudged} branch(es) not judged: objects they need are not in this clone, "
+                "and branchkeeper never fetches them" if unjudged
+                else "branchkeeper never fetches the objects it lacks")
+        return [f"partial clone (promisor remote {', '.join(promisors)}): {said}{kept}"]
+    if not (unjudged or missing_objects):
+        return [f"{kept[2:]}; run: git fsck"] if unbundlable else []
+    some = sorted(missing_objects)[:3]
+    return [f"{unjudged} branch(es) not judged: {len(missing_objects)} object(s) missing from "
+            f"the repository ({', '.join(some)}{', ...' if len(missing_objects) > 3 else ''})"
+            f"{kept}; run: git fsck"]

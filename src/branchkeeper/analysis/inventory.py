@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING
 
 from branchkeeper import clock
 from branchkeeper.analysis.basehistory import BaseHistory
-from branchkeeper.analysis.bundle_check import keep_unbundlable
+from branchkeeper.analysis.bundle_check import keep_unbundlable, missing_notes
 from branchkeeper.analysis.classify import Evidence, build_records
 from branchkeeper.analysis.diffstreams import range_line_counts
 from branchkeeper.analysis.graph import Subgraph, read_grafts, walk_subgraph
@@ -208,7 +208,8 @@ def build_inventory(
         facts.root, records, promisors=remotes.promisors, cache=cache,
         base=default_bases[0].oid if default_bases and default.resolved and not facts.shallow
         else None)
-    _missing_note(proved, remotes, notes, unbundlable)
+    notes.extend(missing_notes(proved.verdicts.values(), proved.missing_objects,
+                               remotes.promisors, unbundlable))
     meter.complete()
     meter.phase("saving the cache", unit="files")
     cache.save()
@@ -379,30 +380,6 @@ def _prove(facts: RepoFacts, table: RefTable, names: list[str],
         shallow=facts.shallow, deadline=deadline,
         git_label=f"git {version.major}.{version.minor}", partial=partial)
     return proved, subgraph
-
-
-def _missing_note(proved: ProofResult, remotes: RemoteConfig, notes: list[str],
-                  unbundlable: int) -> None:
-    """A repository note when objects are missing: how many branches were not judged, how many
-    proven ones no command deletes (``unbundlable``: their bundle needs a missing object), and
-    why (a partial clone's promisor remote is never fetched from); no count that is 0."""
-    unjudged = sum(1 for v in proved.verdicts.values()
-                   if v.unknown is not None and v.unknown.startswith("object missing"))
-    kept = (f"; {unbundlable} proven branch(es) kept: their recovery bundle needs objects "
-            "missing here" if unbundlable else "")
-    if remotes.partial_clone:
-        said = (f"{unjudged} branch(es) not judged: objects they need are not in this clone, "
-                "and branchkeeper never fetches them" if unjudged
-                else "branchkeeper never fetches the objects it lacks")
-        notes.append(f"partial clone (promisor remote {', '.join(remotes.promisors)}): "
-                     f"{said}{kept}")
-    elif unbundlable and not (unjudged or proved.missing_objects):
-        notes.append(f"{kept[2:]}; run: git fsck")
-    elif unjudged or proved.missing_objects:
-        some = sorted(proved.missing_objects)[:3]
-        notes.append(f"{unjudged} branch(es) not judged: {len(proved.missing_objects)} "
-                     f"object(s) missing from the repository ({', '.join(some)}"
-                     f"{', ...' if len(proved.missing_objects) > 3 else ''}){kept}; run: git fsck")
 
 
 # -- count --------------------------------------------------------------------------------------
