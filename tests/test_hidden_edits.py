@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from branchkeeper.adapters.cli import main
 from branchkeeper.analysis.hidden_edits import hidden_edits
 from branchkeeper.git.indexfile import may_hold_flags
 from branchkeeper.git.run import processes_started
@@ -192,3 +193,24 @@ def test_git_processes_only_where_the_index_flags_a_file(tmp_path: Path) -> None
     subprocess.run(["git", "update-index", "--assume-unchanged", "keep.txt"], cwd=wt, check=True)
     (wt / "keep.txt").write_text("changed\n")
     assert processes() == (["keep.txt"], 2)
+
+
+def test_session_start_and_report_count_the_hidden_edit(tmp_path: Path,
+                                                        capsys: pytest.CaptureFixture[str]) -> None:
+    repo, wt = _merged_worktree(tmp_path)
+    _hide_edit(wt, "skip-worktree")
+    started = run_hook("SessionStart", {"session_id": "s", "cwd": str(repo.path),
+                                        "hook_event_name": "SessionStart", "source": "startup",
+                                        "transcript_path": "/dev/null"})
+    context = json.loads(started.stdout)["hookSpecificOutput"]["additionalContext"]
+    assert context.splitlines()[:2] == [
+        "LOST WORK RISK: 1 piece(s) of work exist only in this clone; secure them:",
+        f"  worktree {wt}: 1 uncommitted or untracked file(s): README.md; git -C {wt} "
+        f"update-index --no-skip-worktree -- README.md && git -C {wt} update-index "
+        f"--no-assume-unchanged -- README.md && git -C {wt} add -- README.md && git -C {wt} "
+        "commit -m 'WIP: save work'"]
+    capsys.readouterr()
+    assert main(["report", "--json", "--repo", str(repo.path)]) == 0
+    (row,) = json.loads(capsys.readouterr().out)["repositories"]
+    assert (row["lost_work"], row["lost_work_by_kind"], row["dirty_worktrees"]) == (
+        1, {"dirty_worktree": 1}, 1)

@@ -5,6 +5,7 @@ repositories)."""
 
 from __future__ import annotations
 
+import json
 import subprocess
 from pathlib import Path
 
@@ -106,3 +107,19 @@ def test_a_refused_removal_puts_the_install_files_back(tmp_path: Path,
     assert "contains modified or untracked files" in refused
     assert {f: (wt / f).read_bytes() for f in INSTALL_FILES} == before
     assert _untracked(wt) == sorted([*INSTALL_FILES, "notes.txt"])
+
+
+def test_report_counts_the_host_directory_file_and_not_the_install_files(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    repo, wt = _merged_worktree(tmp_path)
+    _install_everywhere(wt, capsys)
+
+    def report() -> tuple[int, int]:
+        assert main(["report", "--json", "--repo", str(repo.path)]) == 0
+        (row,) = json.loads(capsys.readouterr().out)["repositories"]
+        return row["lost_work"], row["dirty_worktrees"]
+
+    assert report() == (0, 0)
+    (wt / ".claude" / "commands").mkdir()
+    (wt / ".claude" / "commands" / "ship.md").write_text("ship it\n")
+    assert report() == (1, 1)
