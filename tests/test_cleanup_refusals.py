@@ -83,6 +83,11 @@ def test_c05_two_remotes_and_every_refusal(tmp_path: Path,
     assert code == 0
     assert sorted(i["name"] for i in doc["branches"] if i["action"] == "deleted") == [
         "in-wt", "stack-base", "stack-top"]
+    # what keeps the rest, in words: no state identifier ("integration_line")
+    assert {i["name"]: (i["action"], i["reason"]) for i in doc["branches"]
+            if i["name"] in ("main", "release/2", "users/me/x")} == {
+        "main": ("kept", "default"), "release/2": ("kept", "integration line"),
+        "users/me/x": ("kept", "exempt")}
     assert not (tmp_path / "wt").exists()
     code, doc = cli_json(capsys, work, "prune", "--no-fetch")
     assert code == 0

@@ -28,6 +28,7 @@ from branchkeeper.model.records import (
     Proof,
     ProofKind,
 )
+from branchkeeper.model.words import state_word
 
 _ROLE_REFUSAL = {
     BranchState.DEFAULT: "the default branch",
@@ -159,7 +160,7 @@ def restaged_verdicts(before: BranchRecord, after: BranchRecord) -> CommandVerdi
 def _kept_reason(rec: BranchRecord) -> str:
     if rec.superseded is not None:
         return superseded_reason(rec)
-    label = f"{rec.state.value}: "
+    label = f"{state_word(rec.state.value)}: "  # "integration line", never the identifier
     if rec.reason.startswith(label):  # a parked branch's reason already says "parked: ..."
         return rec.reason
     return f"{label}{rec.reason}".rstrip(": ")
