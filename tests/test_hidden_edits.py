@@ -214,3 +214,14 @@ def test_session_start_and_report_count_the_hidden_edit(tmp_path: Path,
     (row,) = json.loads(capsys.readouterr().out)["repositories"]
     assert (row["lost_work"], row["lost_work_by_kind"], row["dirty_worktrees"]) == (
         1, {"dirty_worktree": 1}, 1)
+
+
+@pytest.mark.parametrize("flag", sorted(FLAGS))
+def test_a_flagged_file_deleted_outside_a_sparse_checkout_is_a_deletion(
+        flag: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    repo, wt = _merged_worktree(tmp_path)
+    subprocess.run(["git", "update-index", FLAGS[flag], "README.md"], cwd=wt, check=True)
+    (wt / "README.md").unlink()
+    assert hidden_edits(wt) == ["README.md"]
+    code, out, _ = cli(capsys, repo, "worktree", "retire", str(wt))
+    assert (code, out.splitlines()[0]) == (3, f"kept worktree {wt}: SKIP_DIRTY")

@@ -5,13 +5,14 @@ tag ``S``) or assume-unchanged (``--assume-unchanged``, a lowercase tag) is neve
 its index entry by ``git status``: an edit to it is listed nowhere, and a removal of the
 worktree loses it (first document, section 11: a removal may lose nothing that exists only
 here). :func:`hidden_edits` finds them: such a file present in the worktree whose content
-differs from its index blob. An ABSENT flagged file is not work: sparse checkout sets
-skip-worktree on files it leaves out on purpose, and a file's absence loses nothing the index
-and the commits do not hold.
+differs from its index blob, or one deleted (a deletion, as ``git status`` shows any other).
+A skip-worktree file ABSENT from a sparse checkout is not work: sparse checkout sets the flag
+on the files it leaves out on purpose.
 
 Cost: none for a worktree whose index holds no flagged entry (read from the index file,
 :func:`branchkeeper.git.indexfile.may_hold_flags`); otherwise one ``ls-files -v -s`` and, when
-a flagged file is present, one ``hash-object --stdin-paths`` for all of them.
+a flagged file is present, one ``hash-object --stdin-paths`` for all of them; whether the
+worktree is a sparse checkout is read from its git dir (``info/sparse-checkout``).
 
 :func:`read_work` is THE reading of a worktree's uncommitted work every command, hook and
 report uses (``git status`` plus these hidden edits, counted with the tracked changes; the
@@ -41,16 +42,17 @@ _SYMLINK = "120000"
 
 
 def flagged_entries(path: Path | str, *, timeout: float = DEFAULT_TIMEOUT_S
-                    ) -> list[tuple[str, str, str]]:
-    """(mode, index blob id, path relative to the worktree) of every stage-0 entry of the
-    worktree at ``path`` flagged skip-worktree or assume-unchanged: ONE ``ls-files -v -s -z``,
-    or none when the index file shows no flagged entry. Raises GitError, ParseError."""
+                    ) -> list[tuple[str, str, str, str]]:
+    """(``ls-files -v`` tag, mode, index blob id, path relative to the worktree) of every
+    stage-0 entry of the worktree at ``path`` flagged skip-worktree (tag ``S``, or ``s`` with
+    assume-unchanged too) or assume-unchanged (a lowercase tag): ONE ``ls-files -v -s -z``, or
+    none when the index file shows no flagged entry. Raises GitError, ParseError."""
     git_dir = worktree_git_dir(Path(path))
     if git_dir is not None and not may_hold_flags(git_dir / "index"):
         return []
     out = run_git(["-c", "core.quotePath=false", "ls-files", "-v", "-s", "-z"], cwd=path,
                   timeout=timeout).stdout
-    found: list[tuple[str, str, str]] = []
+    found: list[tuple[str, str, str, str]] = []
     for entry in zsplit(out):
         head, tab, name = entry.partition("\t")
         fields = head.split(" ")
@@ -58,7 +60,7 @@ def flagged_entries(path: Path | str, *, timeout: float = DEFAULT_TIMEOUT_S
             raise ParseError(f"unexpected ls-files entry: {entry[:200]!r}")
         tag, mode, oid, stage = fields
         if (tag == "S" or tag.islower()) and stage == "0" and mode != _GITLINK:
-            found.append((mode, oid, name))
+            found.append((tag, mode, oid, name))
     return found
 
 
@@ -68,18 +70,24 @@ def _symlink_oid(target: bytes, oid_len: int) -> str:
 
 
 def hidden_edits(path: Path | str, *, timeout: float = DEFAULT_TIMEOUT_S) -> list[str]:
-    """The flagged files (:func:`flagged_entries`) of the worktree at ``path`` that are present
-    and differ from their index blob (content, or a file where a link was and the reverse),
-    relative to ``path``, in index order. Absent ones are not listed. Raises GitError,
+    """The flagged files (:func:`flagged_entries`) of the worktree at ``path`` that differ from
+    their index blob (content, or a file where a link was and the reverse) or are deleted,
+    relative to ``path``, in index order. An absent skip-worktree file of a sparse checkout
+    (``<git dir>/info/sparse-checkout`` exists) is left out on purpose and not listed; any
+    other absent flagged file is a deletion ``git status`` does not show. Raises GitError,
     ParseError."""
     root = Path(path)
+    git_dir = worktree_git_dir(root)
+    sparse = git_dir is not None and (git_dir / "info" / "sparse-checkout").is_file()
     changed: list[str] = []
     to_hash: list[tuple[str, str]] = []
     entries = flagged_entries(root, timeout=timeout)
-    for mode, oid, name in entries:
+    for tag, mode, oid, name in entries:
         try:
             st = os.lstat(root / name)
         except (FileNotFoundError, NotADirectoryError):
+            if not (sparse and tag in ("S", "s")):
+                changed.append(name)
             continue
         if mode == _SYMLINK:
             same = stat.S_ISLNK(st.st_mode) and \
@@ -97,7 +105,7 @@ def hidden_edits(path: Path | str, *, timeout: float = DEFAULT_TIMEOUT_S) -> lis
         if len(oids) != len(to_hash):
             raise ParseError(f"hash-object printed {len(oids)} ids for {len(to_hash)} paths")
         changed += [n for (o, n), got in zip(to_hash, oids, strict=True) if got != o]
-    order = {n: i for i, (_m, _o, n) in enumerate(entries)}
+    order = {n: i for i, (_t, _m, _o, n) in enumerate(entries)}
     return sorted(changed, key=order.__getitem__)
 
 
