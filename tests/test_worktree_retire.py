@@ -148,14 +148,27 @@ def test_c03_detached_leftovers(repo: GitRepo, tmp_path: Path,
     repo.git("fetch", "-q", "origin")
     rc, data = retire_json(capsys, repo, w2p)
     op = Journal(common_dir_of(repo.path)).operations()[-1]
+    pin = f"refs/branchkeeper/pinned/W-2-{sha[:10]}"
+    restore = shlex.join(["git", "worktree", "add", "--detach", str(w2p), sha])
     assert rc == 0 and data == {"dry_run": False, "removed": str(w2p), "branch": None, "head": sha,
                                 "kept": f"detached HEAD {sha[:10]} is in "
-                                        "refs/remotes/origin/rescued", "pinned": None,
+                                        "refs/remotes/origin/rescued", "pinned": pin,
                                 "salvaged": [], "operation": op.id, "archive": None,
-                                "restore": [shlex.join(["git", "worktree", "add", "--detach",
-                                                        str(w2p), sha])]}
-    assert (op.op, op.items) == ("worktree-retire", ())  # held by a ref that is not ours
-    assert not w2p.exists() and w1p.exists()
+                                "restore": [restore]}
+    # held by a ref that is not ours: pinned under ours, the ref the journal names
+    assert (op.op, [(i.ref, i.old, i.restore) for i in op.items]) == (
+        "worktree-retire", [(pin, sha, restore)])
+    assert not w2p.exists() and w1p.exists() and repo.rev(pin) == sha
+    # undo checks the detached worktree out again, even once the remote ref has gone
+    repo.git("push", "-q", "origin", "--delete", "rescued")
+    repo.git("fetch", "-q", "--prune", "origin")
+    rc, out, err = bk(capsys, "-C", str(repo.path), "undo")
+    assert (rc, err) == (0, "")
+    assert out == (f"undo {op.id} (worktree-retire, 1 ref)\n"
+                   f"  present       {pin} at {sha[:10]}\n"
+                   f"  added back    worktree {w2p} (detached {sha[:10]})\n")
+    assert GitRepo(w2p).rev("HEAD") == sha and (w2p / "l.txt").read_text() == "l\n"
+    assert not repo.has_ref("refs/remotes/origin/rescued")
 
 
 def test_pin_then_retire(repo: GitRepo, tmp_path: Path,

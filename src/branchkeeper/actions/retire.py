@@ -1,10 +1,13 @@
 """``worktree retire``: remove one finished worktree's checkout, or keep it and say why (issue 4,
 sections 1-2; issue 12, sections 1, 2 and 6; second document, "Cleanup: isolation worktrees").
 
-Under the mutation lock: pin a detached HEAD first when asked (``--pin``), classify the worktree
+Under the mutation lock: pin a detached HEAD first when asked (``--pin``: then a HEAD no ref
+holds may go), classify the worktree
 with the one worktree record (its ``retire`` disposition), re-check it immediately before the
 removal, salvage the agent-state files, archive the ignored files the ignored-content rule keeps
-when ``--archive-ignored`` asks for it, journal the step (op ``worktree-retire``), then
+when ``--archive-ignored`` asks for it, pin a detached HEAD under
+``refs/branchkeeper/pinned/`` if it is not yet (the ref the journal names, on which ``undo``
+checks the worktree out again), journal the step (op ``worktree-retire``), then
 ``git worktree remove`` without ``--force``. Never forces, unlocks, prunes, pushes or deletes a
 branch.
 
@@ -196,6 +199,14 @@ def _remove(facts: RepoFacts, config: Config, record: WorktreeRecord, *, owner: 
     except ArchiveError as exc:
         return _keep(facts, wt, verdict, [f"archive failed: {exc}"], owner=owner, pinned=pinned)
     restore = [_restore_add(wt)] + ([archive.restore_command()] if archive else [])
+    if wt.branch is None and pinned is None:
+        # A detached HEAD goes only under a ref of ours, as reap does: the journal then names a
+        # ref undo checks the worktree out on again, and the commit stays reachable when the
+        # ref that holds it now (a remote-tracking ref, another branch) moves on.
+        try:
+            pinned = _pin(facts, wt)
+        except BranchkeeperError as exc:
+            return _keep(facts, wt, verdict, [str(exc)], owner=owner, pinned=None)
     ref = wt.branch or pinned
     items = [JournalItem(ref, wt.head, None, " && ".join(restore))] \
         if ref is not None and wt.head is not None else []
@@ -250,6 +261,8 @@ def _plan_retire(facts: RepoFacts, config: Config, wt: Worktree, settings: Workt
                      and not (wt.path / cfg.agent_state_dir / rel).is_symlink())
     archived = tuple(kept_ignored(record.inputs.base.ignored)) if archive_ignored else ()
     kept_by = next((g.detail for g in verdict.gates if g.name == "commit_kept"), "")
+    if pinned is None and wt.branch is None and wt.head is not None:
+        pinned = pin_ref_name(wt.path, wt.head)  # pinned at the removal (see _remove)
     return RetireResult(verdict, removed=True, pinned=pinned, restore=(_restore_add(wt),),
                         kept=kept_by, dry_run=True, would_salvage=salvaged,
                         would_archive=archived)

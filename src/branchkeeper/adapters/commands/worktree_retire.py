@@ -40,7 +40,9 @@ def register_retire(sub: Any) -> None:
                     "code.")
     ret.add_argument("path", nargs="?", metavar="PATH")
     ret.add_argument("--pin", action="store_true",
-                     help="keep a detached HEAD under refs/branchkeeper/pinned/ first")
+                     help="pin a detached HEAD under refs/branchkeeper/pinned/ before judging, "
+                          "so one that no ref holds may go (a detached HEAD is always pinned "
+                          "when its checkout is removed)")
     ret.add_argument("--dry-run", action="store_true",
                      help="say what retire would do (remove, hold or refuse); change nothing")
     ret.add_argument("--json", action="store_true", help="print JSON")
