@@ -80,6 +80,10 @@ def test_hidden_edit_is_lost_work_risk_everywhere(flag: str, tmp_path: Path,
         checked = check_and_hook_alike(command, repo.path, monkeypatch, capsys)
         assert checked["verdict"] == "deny", command
         assert "uncommitted changes or untracked files:\n  - README.md" in checked["text"]
+        assert (f"First commit the changes on the worktree's branch (git -C {wt} update-index "
+                f"--no-skip-worktree -- README.md && git -C {wt} update-index "
+                f"--no-assume-unchanged -- README.md && git -C {wt} add -A && git -C {wt} "
+                "commit) or ask a human") in checked["text"]
     assert (wt / "README.md").read_text() == "edited where git status does not look\n"
 
     subprocess.run(secure, shell=True, check=True, capture_output=True)

@@ -23,6 +23,7 @@ from branchkeeper.analysis.guard_facts import (
     read_worktree_contents,
     unreachable_tips,
 )
+from branchkeeper.analysis.hidden_edits import unflag_command
 from branchkeeper.analysis.refs import matches_any, resolve_default_branch
 from branchkeeper.errors import BranchkeeperError
 from branchkeeper.git.types import push_argv
@@ -198,10 +199,9 @@ def worktree_remove_decision(path: str, *, force: bool, contents: WorktreeConten
             f"{shell_quote(path)}` would lose work:")
     steps = []
     if lost:
-        unflag = "".join(git_cmd("-C", path, "update-index", flag, "--", *contents.hidden)
-                         + " && " for flag in ("--no-skip-worktree", "--no-assume-unchanged")
-                         if contents.hidden)
-        steps.append("commit the changes on the worktree's branch (" + unflag
+        unflag = unflag_command(path, contents.hidden)
+        steps.append("commit the changes on the worktree's branch ("
+                     + ("" if unflag is None else unflag + " && ")
                      + git_cmd("-C", path, "add", "-A") + " && "
                      + git_cmd("-C", path, "commit") + ") or ask a human")
     if head_lost:
