@@ -285,3 +285,24 @@ def test_passes_that_read_no_worktree_write_only_what_they_know(
               "worktree loses anything is not known yet (branchkeeper sweep says, and what "
               "deletes the branch)"
         for name in ("clean", "dirty", "ignored", "kept")}
+
+
+def test_the_sweep_prints_the_count_the_cap_denial_reads(
+        remote_and_clone: tuple[GitRepo, GitRepo], tmp_path: Path,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    """One count: ``sweep`` (text and ``wip`` in ``--json``) and the denial read the guard's
+    own count, an unstarted branch at the default branch's tip counted by neither."""
+    w, _ = _at_cap(remote_and_clone, tmp_path)
+    w.git("branch", "fresh", "main")
+    counted = ("counted: distinct tips of the branches that are not the default, an "
+               "integration line or exempt, merged and parked ones included; unstarted ones, "
+               "still at the default branch's tip, are not")
+    code, doc = cli_json(capsys, w, "sweep")
+    assert (code, doc["wip"]) == (0, {"open": 5, "cap": 3, "mode": "block", "counted": counted})
+    assert doc["summary"]["unstarted"] == 1
+    code, text, _ = cli(capsys, w, "sweep")
+    assert (f"\nWIP cap reached: 5 open work branches, cap 3 (branches.wip.cap; {counted}); a "
+            "new branch is refused until one is finished or cleared\n") in text
+    text = decide_command("git switch -c new", cwd=str(w.path)).text
+    assert text.startswith("[R-BRANCH-WIP-CAP] Creating new would exceed the WIP cap: 5 open "
+                           f"work branches, cap 3 (branches.wip.cap; {counted}).\n"), text

@@ -172,7 +172,46 @@ def inventory_json(inv: Inventory, *, show_all: bool = True,
         "kept_tips": [kept_json(t) for t in kept],
         "summary": {**summary, **({"lost_work_by_kind": lost_counts(lost)}
                                   if lost is not None else {})},
+        "wip": {"open": wip_count(inv), "cap": inv.config.branches.wip.cap,
+                "mode": inv.config.branches.wip.mode, "counted": _counted()},
     }
+
+
+def _counted() -> str:
+    from branchkeeper.policy.creation import COUNTED
+
+    return COUNTED
+
+
+def wip_count(inv: Inventory) -> int:
+    """The WIP cap's count of ``inv``'s branches, by the guard's own function
+    (``policy.creation.open_branches``) over the same names, tips and states: the number the
+    creation denial prints (first document, section 3)."""
+    from branchkeeper.analysis.guard_facts import LeanRefs
+    from branchkeeper.policy.creation import CreationView, open_branches
+    from branchkeeper.state.last_sweep import LastSweep, last_sweep_summary
+
+    local = {r.name: str(r.local_tip) for r in inv.records if r.local_tip is not None}
+    remote = {r.name: str(r.remote_tip) for r in inv.records if r.remote_tip is not None}
+    rows = last_sweep_summary(inv.records, inv.now)["branches"]
+    assert isinstance(rows, dict)
+    view = CreationView(LeanRefs(inv.remote, local, remote, "", ()), inv.default.name,
+                        LastSweep(rows, 0.0), inv.config, inv.now)
+    return open_branches(view)[1]
+
+
+def _wip_line(inv: Inventory) -> str:
+    """At or past the WIP cap (mode not off): the count the creation guard reads, what it
+    counts, and what it does to a new branch; else empty."""
+    wip = inv.config.branches.wip
+    if wip.mode == "off":
+        return ""
+    n = wip_count(inv)
+    if n < wip.cap:
+        return ""
+    does = "refused" if wip.mode == "block" else "warned about"
+    return (f"WIP cap reached: {n} open work branches, cap {wip.cap} (branches.wip.cap; "
+            f"{_counted()}); a new branch is {does} until one is finished or cleared")
 
 
 def _cleanup_json(r: BranchRecord, by_path: dict[str, WorktreeRecord]) -> dict[str, Any] | None:
@@ -338,6 +377,9 @@ def render_text(inv: Inventory, console: Console, *, show_all: bool = False,
     console.print(Text(f"{len(records)} branches: " + (", ".join(parts) or "nothing to report")
                        + f"; LOST WORK RISK: {len(lost)}",
                        style="bold red" if lost else "bold"))
+    wip_line = _wip_line(inv)
+    if wip_line:
+        console.print(Text(wip_line, style="yellow"), soft_wrap=True)
     if any(r.local_tip is not None and r.actions is not None
            and r.actions.sweep_clean.action is BranchAction.DELETE for r in done):
         console.print(Text("clean up every proven local branch at once: branchkeeper sweep "
