@@ -10,7 +10,7 @@ import pytest
 
 from branchkeeper.policy.command import decide_command
 from branchkeeper.policy.principle import BRANCH_LIMIT_PRINCIPLE
-from tests.cleanuputil import cli_json
+from tests.cleanuputil import cli, cli_json
 from tests.gitrepo import GitRepo
 
 
@@ -53,3 +53,36 @@ def test_branch_delete_of_a_superseded_branch_is_denied(
     code, doc = cli_json(capsys, w2, "sweep")
     assert {b["name"]: b["state"] for b in doc["branches"]}["b1"] != "superseded"
     assert decide_command("git branch -D b1", cwd=str(w2.path)).verdict.value == "allow"
+
+
+def test_branch_delete_of_a_squash_merged_branch_is_denied_in_the_sweeps_words(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A squash-merged branch: its content is on the base, but `git branch -D` leaves its
+    commits in no ref. Before a sweep the guard says only that; after one, it names the state
+    the sweep found and the command the sweep suggests, which deletes it behind a bundle."""
+    w = GitRepo.init(tmp_path / "w")
+    w.commit("initial", files={"f": "a\n"}, days_ago=10)
+    w.switch("feat", create=True)
+    w.commit("feat", files={"x.txt": "x\n"}, days_ago=5)
+    w.switch("main")
+    w.squash_merge("feat", days_ago=3)
+    tip = w.rev("feat")[:10]
+    before = decide_command("git branch -D feat", cwd=str(w.path))
+    assert (before.verdict.value, before.rule_id) == ("deny", "R-GIT-BRANCH-FORCE-DELETE")
+    assert before.text.startswith("[R-GIT-BRANCH-FORCE-DELETE] `git branch -D feat` would lose "
+                                  "work: no other branch, tag or remote-tracking ref contains")
+    code, doc = cli_json(capsys, w, "sweep")
+    assert code == 0
+    assert {b["name"]: b["state"] for b in doc["branches"]}["feat"] == "patch_equivalent"
+    d = decide_command("git branch -D feat", cwd=str(w.path))
+    assert (d.verdict.value, d.rule_id) == ("deny", "R-GIT-BRANCH-FORCE-DELETE")
+    assert d.text == (
+        "[R-GIT-BRANCH-FORCE-DELETE] `git branch -D feat` would leave commits in no ref: the "
+        "last sweep found the branch below rebase- or squash-merged (the work is on the base), "
+        "but no other branch, tag or remote-tracking ref contains the tip (1 commit would be "
+        f"reachable from no ref):\n  - feat at {tip}\n\n"
+        "Delete it the proven way instead: `branchkeeper delete -- feat` proves the work is "
+        "preserved again, writes a recovery bundle and can be undone. If git must delete it, "
+        "ask a human.\n\n" + BRANCH_LIMIT_PRINCIPLE)
+    code, _, err = cli(capsys, w, "delete", "--", "feat")
+    assert (code, err) == (0, "") and not w.has_ref("refs/heads/feat")

@@ -27,6 +27,7 @@ from branchkeeper.analysis.hidden_edits import unflag_command
 from branchkeeper.analysis.refs import matches_any, resolve_default_branch
 from branchkeeper.errors import BranchkeeperError
 from branchkeeper.git.types import push_argv
+from branchkeeper.model.words import state_word
 from branchkeeper.policy.decision import ALLOW, Decision, Verdict, listed
 from branchkeeper.policy.facts import GuardFacts, GuardRepos, git_failed
 from branchkeeper.policy.plan import Plan, deleted_refs, describe
@@ -73,6 +74,33 @@ def branch_delete_decision(lost: Sequence[tuple[str, str]], *, lost_commits: int
         + git_cmd(*push_argv(remote, short)[1:]) + "). Then `branchkeeper delete -- "
         + shell_quote(short) + "` proves the work is preserved, writes a recovery bundle and "
         "can be undone. If the work is truly unwanted, ask a human to delete it.")
+
+
+def landed_delete_decision(landed: Sequence[tuple[str, str, str, str]], *, lost_commits: int,
+                           mode: str, how: str) -> Decision:
+    """``branch -D`` / ``update-ref -d`` of a branch whose tip no other ref contains but that
+    the last sweep found merged by content (squash- or rebase-merged) at that tip: the same deny
+    as :func:`branch_delete_decision` (its commits would be reachable from no ref), in the
+    sweep's words, with the command the sweep suggests for it. ``landed``: (branch, tip, state
+    word, the sweep's ``cleanup`` text) tuples; other arguments as :func:`branch_delete_decision`."""
+    if not landed or mode == "off":
+        return ALLOW
+    names, short, plural = _lost_branches([(n, t) for n, t, _, _ in landed])
+    words = sorted({w for _, _, w, _ in landed})
+    q = shell_quote(short)
+    text = next((c for n, _, _, c in landed if n == short), "")
+    refused = text.removeprefix("not deleted: ") if text.startswith("not deleted: ") else ""
+    way = (f"`branchkeeper delete -- {q}` proves the work is preserved again, writes a recovery "
+           "bundle and can be undone." if not refused else
+           f"The last sweep says `branchkeeper delete` keeps it for now: {refused}.")
+    return Decision(
+        Verdict.DENY, R_BRANCH_FORCE,
+        f"`{how}` would leave commits in no ref: the last sweep found the branch{plural} below "
+        f"{' or '.join(words)} (the work is on the base), but no other branch, tag or "
+        f"remote-tracking ref contains the tip ({lost_commits} commit"
+        f"{'s' if lost_commits != 1 else ''} would be reachable from no ref):\n"
+        + "\n".join(listed(names)),
+        f"Delete it the proven way instead: {way} If git must delete it, ask a human.")
 
 
 def superseded_delete_decision(superseded: Sequence[tuple[str, str]], *, mode: str, how: str
@@ -297,6 +325,29 @@ def destruction_decisions(plan: Plan, repos: GuardRepos, unparsed: str) -> list[
     return out
 
 
+def _landed(facts: GuardFacts, gone: list[tuple[str, str]]) -> list[tuple[str, str, str, str]]:
+    """(branch, tip, state word, cleanup text) of the branches among ``gone`` (full refs whose
+    tips no other ref contains) that the last sweep found merged by content at that tip
+    (:func:`~branchkeeper.model.words.state_word`; the text of its ``cleanup`` map, ``""``
+    without one): one read of the last-sweep file."""
+    heads = [(r[len("refs/heads/"):], t) for r, t in gone if r.startswith("refs/heads/")]
+    if not heads:
+        return []
+    sweep = read_sweep(facts.repo)
+    cleanup = sweep.cleanup or {}
+    out = []
+    for name, tip in heads:
+        entry = sweep.entry(name, tip)
+        if entry is not None and entry.state in _LANDED:
+            text = cleanup.get(name)
+            out.append((name, tip, state_word(entry.state), text if type(text) is str else ""))
+    return out
+
+
+#: The states of the last sweep in which a tip no other ref contains is on the base by content.
+_LANDED = frozenset({"patch_equivalent", "merged", "merged_into_line"})
+
+
 def _superseded(facts: GuardFacts, contained: list[tuple[str, str]]) -> list[tuple[str, str]]:
     """The (branch, tip) pairs of ``contained`` (full refs whose tips another ref contains)
     that the last sweep found superseded at that tip: one read of the last-sweep file, only
@@ -377,6 +428,12 @@ def _judge_destructions(facts: GuardFacts, items: list[tuple[Destruction, GitInv
                 and cfg.force_removal.mode != "off":
             # the new value keeps the old tip (a fast-forward): nothing is lost
             gone = [(r, t) for r, t in gone if not is_ancestor(g.cwd, t, d.new_value)]
+        if d.kind in ("branch_force_delete", "update_ref_delete") and gone:
+            landed = _landed(facts, gone)
+            out.append(landed_delete_decision(landed, lost_commits=lost_commits,
+                                              mode=cfg.force_removal.mode, how=describe(g)))
+            held = {f"refs/heads/{n}" for n, _, _, _ in landed}
+            gone = [(r, t) for r, t in gone if r not in held]
         names = [(r[len("refs/heads/"):] if r.startswith("refs/heads/") else r, t)
                  for r, t in gone]
         decide = {"branch_overwrite": branch_overwrite_decision,
