@@ -144,6 +144,27 @@ def test_race_file_after_recheck_git_refuses(repo: GitRepo, tmp_path: Path,
     assert (path / "later.txt").read_text() == "after the re-check\n"
 
 
+def test_race_hidden_edit_after_recheck_keeps_the_worktree(
+        repo: GitRepo, tmp_path: Path, capsys: pytest.CaptureFixture[str],
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """git removes an edit a skip-worktree flag hides without --force: the removal step reads
+    the hidden edits again right before it, as git reads the status."""
+    path = clean_wt(repo, tmp_path, "race3")
+    age_files(path)
+
+    def hide(wt: Worktree) -> None:
+        subprocess.run(["git", "update-index", "--skip-worktree", "README.md"], cwd=wt.path,
+                       check=True)
+        write(wt.path / "README.md", "edited after the re-check\n")
+
+    monkeypatch.setattr(reap_mod, "DEFAULT_HOOKS", reap_mod.ReapHooks(before_remove=hide))
+    entry = by_path(reap_json(capsys, repo))[str(path)]
+    assert (entry["outcome"], entry["detail"]) == (
+        "failed", "git refused, kept: it holds edits git status does not show "
+                  "(skip-worktree or assume-unchanged): README.md")
+    assert (path / "README.md").read_text() == "edited after the re-check\n"
+
+
 def pushed_unproven(repo: GitRepo, tmp_path: Path, name: str) -> Path:
     path = tmp_path / name
     w = add_worktree(repo, path, "-b", name, start="main")

@@ -23,10 +23,11 @@ import shutil
 from pathlib import Path
 
 from branchkeeper.actions.archive import archive_files
+from branchkeeper.analysis.hidden_edits import hidden_edits
 from branchkeeper.analysis.ignored import IgnoredVerdict
-from branchkeeper.git.parse import zsplit
+from branchkeeper.git.parse import ParseError, zsplit
 from branchkeeper.git.repo import Worktree
-from branchkeeper.git.run import run_git
+from branchkeeper.git.run import GitError, run_git
 from branchkeeper.git.types import Oid
 from branchkeeper.model.hook_command import INSTALL_FILES
 from branchkeeper.state.archives import ArchiveInfo
@@ -114,7 +115,16 @@ def git_worktree_remove(root: Path | str, path: Path, *, force: bool = False,
     nothing (first document, section 11). The untracked files ``branchkeeper install`` wrote
     there (not work: :func:`~branchkeeper.model.hook_command.install_written`) are set aside
     first, so git, which would refuse them, still refuses anything else; they are put back
-    when git keeps the worktree."""
+    when git keeps the worktree. Edits a skip-worktree or assume-unchanged flag hides, which
+    git would remove without a word, are read again first (no process when the index flags
+    nothing): any keeps the worktree, as git keeps one that became dirty."""
+    try:
+        hidden = hidden_edits(path, timeout=timeout)
+    except (GitError, ParseError) as exc:
+        return f"could not read the edits git status does not show ({exc})"
+    if hidden:
+        return "it holds edits git status does not show (skip-worktree or assume-unchanged): " \
+            + ", ".join(hidden[:5]) + (f" and {len(hidden) - 5} more" if len(hidden) > 5 else "")
     aside = _set_aside_install_files(path, timeout=timeout)
     args = ["worktree", "remove", *(["--force"] if force else []), str(path)]
     result = run_git(args, cwd=root, check=False, timeout=timeout)
