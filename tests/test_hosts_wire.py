@@ -54,7 +54,7 @@ def test_codex_apply_patch_gives_every_path_and_added_content() -> None:
     assert parsed.writes == (
         FileWrite("/repo/notes/x.txt", E.WRITE, "hello\nworld\n"),
         FileWrite("/repo/src/a.py", E.EDIT),
-        FileWrite("/repo/old.txt", E.DELETE), FileWrite("/repo/new/name.txt", E.EDIT),
+        FileWrite("/repo/old.txt", E.MOVED), FileWrite("/repo/new/name.txt", E.REPLACE),
         FileWrite("/repo/gone.txt", E.DELETE))
 
 

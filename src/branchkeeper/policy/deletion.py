@@ -30,11 +30,12 @@ from collections.abc import Sequence
 from branchkeeper.analysis.work_at_risk import AtRisk, Unpushed, unpushed_work, work_at_risk
 from branchkeeper.errors import BranchkeeperError
 from branchkeeper.git.locate import Repo
-from branchkeeper.policy.decision import Decision, Verdict, listed
+from branchkeeper.policy.decision import Decision, Verdict, combine, listed
 from branchkeeper.policy.facts import GuardRepos, git_failed
 from branchkeeper.policy.plan import describe, glob_only
-from branchkeeper.policy.targets import Deleted, Hit, near, selected
+from branchkeeper.policy.targets import Deleted, Hit, near, reach, selected
 from branchkeeper.policy.unread import unparsed_decision
+from branchkeeper.shell.model import Invocation
 from branchkeeper.shell.quoting import git_cmd, shell_quote
 
 R_RM_WORK = "R-RM-WORK-AT-RISK"
@@ -96,6 +97,19 @@ def deletion_decisions(items: Sequence[Deleted], repos: GuardRepos, cwd: str
         elif gone:
             out.append(repository_decision(describe(d.inv), gone[0][0], gone[0][1]))
     return out
+
+
+def decide_file_removals(removals: Sequence[tuple[str, str]], *, cwd: str) -> Decision:
+    """A file tool's deletions judged exactly as ``rm PATH`` is (``R-RM-WORK-AT-RISK``, the
+    same facts and deny text): ``removals`` are (how the tool spells it, absolute path) pairs,
+    e.g. Codex's ``*** Delete File: P`` or a ``*** Move to: P`` onto an existing file (issue 17,
+    section 1). A path that does not exist, or a directory (a file tool removes no tree),
+    reaches nothing. Returns ALLOW or the strictest decision."""
+    items = [Deleted(Invocation(("rm", "--", path), cwd, source=how),
+                     tuple(reach(path, recursive=False, cwd=cwd)), (), files=(path,))
+             for how, path in removals]
+    items = [d for d in items if d.hits]
+    return combine(deletion_decisions(items, GuardRepos(), cwd) if items else ())
 
 
 def _config(repos: GuardRepos, root: str):  # type: ignore[no-untyped-def]

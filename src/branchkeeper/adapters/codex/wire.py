@@ -39,7 +39,9 @@ ASK_NOTE = ("Codex cannot put this to the person at the keyboard, so branchkeepe
 def patch_writes(patch: str, cwd: str) -> tuple[FileWrite, ...]:
     """The files an ``apply_patch`` body writes, from its ``*** Add File:``, ``*** Update
     File:``, ``*** Delete File:`` and ``*** Move to:`` headers (paths relative to ``cwd``, as
-    the tool requires). An added file's ``+`` lines are its whole new content."""
+    the tool requires). An added file's ``+`` lines are its whole new content; a deleted file
+    is :data:`~E.DELETE`, a move's old path :data:`~E.MOVED` and its new one :data:`~E.REPLACE`
+    (a file already there is overwritten)."""
     out: list[FileWrite] = []
     adding: list[str] | None = None
     for line in patch.split("\n"):
@@ -59,9 +61,9 @@ def patch_writes(patch: str, cwd: str) -> tuple[FileWrite, ...]:
                 out.append(FileWrite(target, E.EDIT))
             elif header == "Delete File":
                 out.append(FileWrite(target, E.DELETE))
-            elif header == "Move to" and out:
+            elif header == "Move to" and out and target != out[-1].path:
                 moved = out.pop()
-                out += [FileWrite(moved.path, E.DELETE), FileWrite(target, E.EDIT)]
+                out += [FileWrite(moved.path, E.MOVED), FileWrite(target, E.REPLACE)]
         elif adding is not None and line.startswith("+"):
             adding.append(line[1:] + "\n")
     if adding is not None:

@@ -49,8 +49,13 @@ OTHER = "other"
 WRITE = "write"
 #: Changed in part (an edit, a patch hunk); the new content is not in the event.
 EDIT = "edit"
-#: Removed (``*** Delete File``, the old path of ``*** Move to``).
+#: Removed, its content gone (``*** Delete File``): judged like ``rm`` of the path.
 DELETE = "delete"
+#: The old path of ``*** Move to``: its content lives on at the new path.
+MOVED = "moved"
+#: The new path of ``*** Move to``: whatever a file there held is replaced (judged like
+#: ``rm`` of it).
+REPLACE = "replace"
 
 #: Largest stdin accepted, in bytes; a larger payload is malformed input (fail open).
 MAX_INPUT_BYTES = 4 * 1024 * 1024
@@ -62,7 +67,8 @@ class InputError(ValueError):
 
 class FileWrite:
     """One path a tool writes: ``path`` (absolute, resolved against the event's cwd when the
-    host gave it relative), ``action`` (:data:`WRITE`, :data:`EDIT` or :data:`DELETE`) and, for
+    host gave it relative), ``action`` (:data:`WRITE`, :data:`EDIT`, :data:`DELETE`, :data:`MOVED` or
+    :data:`REPLACE`) and, for
     :data:`WRITE`, ``content``: the whole new text (None when the host did not give it)."""
 
     __slots__ = ("action", "content", "path")

@@ -206,27 +206,6 @@ def bash_verdict(event: HookEvent) -> HookVerdict | None:
                                          evacuations=tuple(records)))
 
 
-def write_verdict(event: HookEvent) -> HookVerdict | None:
-    """Before a file-write tool (any host's: the neutral event lists the paths it writes, with
-    a whole-file write's new content): :func:`branchkeeper.policy.tamper.decide_write` for each
-    path (issue 19). A tool that writes no path naming anything protected is answered without
-    importing the guard."""
-    writes = [w for w in event.writes if _names_protected(w.path)]
-    if not writes:
-        return None
-    from branchkeeper.adapters.hooks.event import WRITE
-    from branchkeeper.policy.tamper import decide_write
-
-    for w in writes:
-        d = decide_write(w.path, cwd=event.cwd_text,
-                         content=w.content if w.action == WRITE else None,
-                         tool=event.tool_name or "a file write",
-                         home=os.environ.get("HOME") or None, env=os.environ)
-        if d.verdict.value != "allow":
-            return _from_decision(d)
-    return None
-
-
 def creation_verdict(name: str | None, *, cwd: Path) -> HookVerdict | None:
     """The creation guard for the Agent route (``name`` None) and WorktreeCreate
     (``worktree-<name>``), section 3."""

@@ -75,7 +75,9 @@ def pre_tool(event: HookEvent) -> A.Answer:
     if event.tool == E.SHELL:
         return _pre_answer(glue.bash_verdict(event))
     if event.tool == E.FILE_WRITE:
-        return _pre_answer(glue.write_verdict(event))
+        from branchkeeper.adapters.hooks.writes import write_verdict
+
+        return _pre_answer(write_verdict(event))
     if event.tool == E.AGENT_SPAWN and (event.isolation or event.branch):
         answer = _pre_answer(glue.creation_verdict(event.branch or None, cwd=event.cwd))
         if event.isolation and answer.kind not in (A.DENY, A.ASK):
