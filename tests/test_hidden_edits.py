@@ -112,7 +112,7 @@ def test_sparse_checkout_absent_and_unchanged_flagged_files_are_not_work(
 
 
 def test_sparse_file_written_back_with_other_content_is_work(tmp_path: Path) -> None:
-    """git 2.37+ clears the skip-worktree bit of a present file in a sparse checkout (status
+    """git (2.39 checked) clears the skip-worktree bit of a present file in a sparse checkout (status
     then shows it); with ``sparse.expectFilesOutsideOfPatterns`` it stays hidden: either way
     the edit is work."""
     _repo, wt = _merged_worktree(tmp_path)
