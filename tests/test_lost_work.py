@@ -179,6 +179,12 @@ def test_stashes_and_our_refs_cost_one_or_two_git_processes(world: dict[str, Any
     assert read_kept_refs(repo.path) == {
         "refs/branchkeeper/pinned/old-wt-1234": (world["pinned"], 1)}
     assert processes_started() - before == 2
+    # a local branch at the kept tip (undo brought it back, say) lists it: not twice
+    repo.git("branch", "back-again", "refs/branchkeeper/pinned/old-wt-1234")
+    assert read_kept_refs(repo.path) == {}
+    repo.git("branch", "-D", "back-again")
+    assert read_kept_refs(repo.path) == {
+        "refs/branchkeeper/pinned/old-wt-1234": (world["pinned"], 1)}
     repo.git("push", "-q", "origin", "refs/branchkeeper/pinned/old-wt-1234:refs/heads/kept")
     repo.git("fetch", "-q", "origin")
     assert read_kept_refs(repo.path) == {}  # a remote-tracking ref holds it now

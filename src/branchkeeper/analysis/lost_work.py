@@ -196,14 +196,16 @@ def unsecured_stashes(root: Path, stashes: list[Stash]) -> list[Stash]:
 
 
 def read_kept_refs(root: Path) -> dict[str, tuple[Oid, int]]:
-    """Our refs (``refs/branchkeeper/*``) whose tip no remote-tracking ref holds: ref -> (tip,
-    commits reachable from it and from no remote-tracking ref). One ``for-each-ref`` and, when
-    there are such refs, one ``rev-list``."""
+    """Our refs (``refs/branchkeeper/*``) holding commits that neither a remote-tracking ref
+    nor a local branch holds: ref -> (tip, commits reachable from it and from neither). A
+    commit a local branch holds is listed with that branch (pushed, or unpushed work of its
+    own), not twice: a kept tip whose branch ``undo`` brought back is that branch's. One
+    ``for-each-ref`` and, when there are such refs, one ``rev-list``."""
     listed = run_git(["for-each-ref", "--format=%(refname)%00%(objectname)%00%(objecttype)",
                       "refs/branchkeeper"], cwd=root).stdout
     tips = {ref: Oid.parse(oid) for ref, oid, kind in records(listed, fields=3)
             if kind == "commit"}
-    return unique_counts(root, tips, ("--remotes",))
+    return unique_counts(root, tips, ("--remotes", "--branches"))
 
 
 def _branch_items(branches: Sequence[BranchRecord], remote: str) -> list[LostWork]:
