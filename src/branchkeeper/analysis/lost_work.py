@@ -250,13 +250,21 @@ def _prunable_item(w: WorktreeWork, head: Oid, remote: str | None) -> LostWork:
     """The detached HEAD of a worktree whose directory is gone: only its admin entry names
     the commit, and ``git worktree prune`` drops it (the commands run from the repository:
     the worktree's directory is not there to run them in)."""
-    name = _rescue_name("", Path(w.path).name, head)
-    secure = (shlex.join(["git", "push", remote, f"{head}:refs/heads/{name}"]) if remote
-              else shlex.join(["git", "branch", name, str(head)]))
+    secure = rescue_command(Path(w.path).name, head, remote)
     return LostWork(LostKind.DETACHED_COMMIT, w.path,
                     f"detached HEAD {head.short} of a worktree whose directory is gone (prunable)"
                     " is held by no ref: git worktree prune would lose it", secure, None,
                     w.age_days, w.path)
+
+
+def rescue_command(label: str, commit: Oid, remote: str | None) -> str:
+    """The one command, run from the repository, that keeps ``commit`` (held by no ref) on
+    the branch ``rescue/<label>-<short sha>``: pushed to ``remote`` (``git push REMOTE
+    SHA:refs/heads/NAME``), or, with no remote configured (``None``), ``git branch NAME
+    SHA``. ``label``: a worktree's directory name, made safe for a ref."""
+    name = _rescue_name("", label, commit)
+    return (shlex.join(["git", "push", remote, f"{commit}:refs/heads/{name}"]) if remote
+            else shlex.join(["git", "branch", name, str(commit)]))
 
 
 def save_command(w: WorktreeWork, remote: str | None) -> str | None:

@@ -151,3 +151,60 @@ def own_refs_at_risk(path: Path, *, timeout: float = DEFAULT_TIMEOUT_S
     counts = unique_counts(path, dict(read.refs), KEEPING_ARGS, timeout=timeout)
     held = tuple(HeldRef(ref, *counts[ref]) for ref, _oid in read.refs if ref in counts)
     return held, tuple(str(admin / "modules" / m) for m in read.modules)
+
+
+@dataclass(frozen=True, slots=True)
+class GoneEntry:
+    """A linked worktree entry whose directory is gone (``git worktree prune`` deletes it; a
+    lock file spares it), judged from its admin directory: ``path`` (where its ``gitdir`` file
+    says the checkout was), ``head`` (its detached HEAD when no branch, tag, remote-tracking
+    ref or ref of ours holds it, else ``None``), ``held`` (its own refs holding commits nothing
+    else holds) and ``modules`` (its submodule stores, ``<admin>/modules/<name>`` paths)."""
+
+    path: str
+    admin: Path
+    head: Oid | None
+    held: tuple[HeldRef, ...]
+    modules: tuple[str, ...]
+
+    @property
+    def at_risk(self) -> bool:
+        """Whether deleting the entry loses anything."""
+        return self.head is not None or bool(self.held) or bool(self.modules)
+
+
+def _detached_head(admin: Path) -> Oid | None:
+    try:
+        text = (admin / "HEAD").read_text("ascii", "replace").strip()
+    except OSError:
+        return None
+    try:
+        return None if text.startswith("ref:") else Oid.parse(text)
+    except ValueError:
+        return None
+
+
+def gone_entries(root: Path, common_dir: Path, *, timeout: float = DEFAULT_TIMEOUT_S
+                 ) -> list[GoneEntry]:
+    """Every unlocked linked worktree entry of ``common_dir`` whose checkout is gone (its
+    ``gitdir`` file names a ``.git`` that does not exist: what ``git worktree prune`` and
+    ``git worktree remove`` of that path delete), sorted by path, judged as
+    :class:`GoneEntry`. The filesystem, plus one ``rev-list`` for every detached HEAD and
+    own ref of those entries together (none when there is none). Raises :class:`GitError`
+    when git fails or an entry's refs cannot be read (the guard denies then)."""
+    entries: list[tuple[str, AdminDir, Oid | None]] = []
+    for path, admin in sorted(admin_dirs(common_dir).items()):
+        if (admin / "locked").exists() or (Path(path) / ".git").exists():
+            continue
+        read = read_admin_dir(admin)
+        if read.unreadable is not None:
+            raise GitError(read.unreadable, argv=[], returncode=None)
+        entries.append((path, read, _detached_head(admin)))
+    tips = {f"{p}\0{r}": o for p, a, _h in entries for r, o in a.refs}
+    tips.update({f"{p}\0HEAD": h for p, _a, h in entries if h is not None})
+    counts = unique_counts(root, tips, KEEPING_ARGS, timeout=timeout)
+    return [GoneEntry(p, a.path, h if f"{p}\0HEAD" in counts else None,
+                      tuple(HeldRef(r, *counts[f"{p}\0{r}"]) for r, _o in a.refs
+                            if f"{p}\0{r}" in counts),
+                      tuple(str(a.path / "modules" / m) for m in a.modules))
+            for p, a, h in entries]

@@ -12,6 +12,7 @@ and path is shell-quoted.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from branchkeeper.analysis.guard_facts import (
@@ -32,6 +33,7 @@ from branchkeeper.policy.decision import ALLOW, Decision, Verdict, listed
 from branchkeeper.policy.facts import GuardFacts, GuardRepos, git_failed
 from branchkeeper.policy.plan import Plan, deleted_refs, describe
 from branchkeeper.policy.unread import unparsed_decision
+from branchkeeper.policy.worktree_prune import R_WORKTREE_FORCE, gone_contents, judge_prune
 from branchkeeper.shell.gitargv import Destruction
 from branchkeeper.shell.model import GitInvocation
 from branchkeeper.shell.quoting import git_cmd, shell_quote
@@ -41,7 +43,6 @@ if TYPE_CHECKING:
     from branchkeeper.git.repo import Worktree
 
 R_BRANCH_FORCE = "R-GIT-BRANCH-FORCE-DELETE"
-R_WORKTREE_FORCE = "R-GIT-WORKTREE-REMOVE-FORCE"
 R_PUSH_DELETE = "R-GIT-PUSH-DELETE-REMOTE"
 R_OVERWRITE = "R-GIT-BRANCH-OVERWRITE"
 R_TAG_DELETE = "R-GIT-TAG-DELETE"
@@ -190,7 +191,8 @@ def _admin_loss(path: str, contents: WorktreeContents, *, force: bool
 
 
 def worktree_remove_decision(path: str, *, force: bool, contents: WorktreeContents,
-                             head_lost: str | None, mode: str, spelled: str = "") -> Decision:
+                             head_lost: str | None, mode: str, spelled: str = "",
+                             gone: bool = False) -> Decision:
     """``worktree remove [--force]`` (section 11). With ``--force``: deny when the worktree is
     dirty. Without it: deny when it holds edits ``git status`` cannot see (``contents.hidden``:
     git removes those without ``--force``). Both forms: deny when ``head_lost`` (its HEAD
@@ -199,7 +201,8 @@ def worktree_remove_decision(path: str, *, force: bool, contents: WorktreeConten
     glob (paths listed), or its own refs hold commits nothing else does (``--force``: or it
     has submodule stores; :func:`_admin_loss`). ``spelled``: the command when it is not a
     ``worktree remove`` (a recursive ``rm`` of the worktree, judged as a forced removal; it
-    leaves the admin directory, so not its refs and stores)."""
+    leaves the admin directory, so not its refs and stores). ``gone``: its directory is
+    gone (the way out is run from the repository)."""
     if mode == "off":
         return ALLOW
     problems: list[str] = []
@@ -232,7 +235,10 @@ def worktree_remove_decision(path: str, *, force: bool, contents: WorktreeConten
                      + ("" if unflag is None else unflag + " && ")
                      + git_cmd("-C", path, "add", "-A") + " && "
                      + git_cmd("-C", path, "commit") + ") or ask a human")
-    if head_lost:
+    if head_lost and gone:  # no directory to run a command in
+        steps.append("keep HEAD on a branch and push it (" + git_cmd(
+            "branch", f"rescue/{Path(path).name}-{head_lost[:10]}", head_lost) + ")")
+    elif head_lost:
         steps.append("put HEAD on a branch and push it (" + git_cmd("-C", path, "switch", "-c",
                      "<name>") + ", then git push -u)")
     steps += admin_steps
@@ -448,11 +454,14 @@ def _judge_destructions(facts: GuardFacts, items: list[tuple[Destruction, GitInv
     for path, force, wt in wt_checks:
         if wt is None or wt.is_main:
             continue  # git refuses: not a worktree, or the main one
-        contents: WorktreeContents = read_worktree_contents(str(wt.path), facts.config)
+        no_dir = not wt.path.is_dir()
+        contents = (gone_contents(facts, str(wt.path)) or WorktreeContents((), ())) if no_dir \
+            else read_worktree_contents(str(wt.path), facts.config)
         head = head_tips.get(path)
         out.append(worktree_remove_decision(
             path, force=force, contents=contents, head_lost=head if head in lost else None,
-            mode=cfg.force_removal.mode))
+            mode=cfg.force_removal.mode, gone=no_dir))
+    out += [judge_prune(facts, how=describe(g)) for d, g in items if d.kind == "worktree_prune"]
     for d, _ in items:
         if d.kind == "push_delete":
             out.append(_remote_delete(facts, d))

@@ -42,6 +42,7 @@ _WT_ADD = gitopts.spec(
     "|relative-paths"
 )
 _WT_REMOVE = gitopts.spec("f|force")
+_WT_PRUNE = gitopts.spec("n|dry-run v|verbose |expire=")
 _PUSH = gitopts.spec(
     "|all |branches |mirror d|delete |tags n|dry-run |porcelain f|force |force-with-lease? "
     "|force-if-includes |recurse-submodules= |thin |receive-pack= |exec= u|set-upstream "
@@ -84,7 +85,8 @@ class Destruction(NamedTuple):
 
     `kind`: `branch_force_delete`, `branch_delete`, `update_ref_delete`, `tag_delete`,
     `worktree_remove`,
-    `worktree_remove_force`, `push_delete`, `push_mirror`, `push_prune`, `branch_overwrite`
+    `worktree_remove_force`, `worktree_prune` (every entry whose directory is gone; no
+    targets), `push_delete`, `push_mirror`, `push_prune`, `branch_overwrite`
     (a branch moved or replaced: `branch -f`, `checkout -B`, `switch -C`, `worktree add -B`,
     `branch -M/-C`, forced `fetch`/`push .` refspecs, `update-ref REF NEW`; it loses work only
     when the branch exists, and `new_value` is the revision it is set to, None when unknown).
@@ -194,6 +196,11 @@ def destruction(g: GitInvocation) -> tuple[Destruction, ...]:
         kind = "worktree_remove_force" if force else "worktree_remove"
         dynamic = g.dynamic or p.unknown or any(not t.startswith("/") for t in paths)
         return (Destruction(kind, paths, None, dynamic, g.cwd),)
+    if sub == "worktree" and args[:1] == ("prune",):
+        p = gitopts.parse(args[1:], dyn[1:], _WT_PRUNE)
+        if p.has("dry-run"):
+            return ()
+        return (Destruction("worktree_prune", (), None, g.dynamic or p.unknown, g.cwd),)
     if sub == "push":
         return _push(g) + _push_self(g)
     return ()
