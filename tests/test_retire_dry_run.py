@@ -95,7 +95,7 @@ def test_dry_run_of_a_worktree_that_would_be_held(repo: GitRepo, tmp_path: Path,
         "held": {"path": str(wt), "owner": data["held"]["owner"],
                  "reason": "retire blocked: SKIP_DIRTY", "revisit": "the blockers are resolved",
                  "since": data["held"]["since"], "auto": True, "blockers": blockers},
-        "refused": False, "disposition": "SKIP_DIRTY", "blockers": blockers, "triage": None,
+        "refused": False, "gone": False, "disposition": "SKIP_DIRTY", "blockers": blockers, "triage": None,
         "pinned": None, "hint": None, "retire": data["retire"]})
     assert snapshot(tmp_path) == before
     rc, out, _ = bk(capsys, "-C", str(repo.path), "worktree", "retire", "--list-holds")

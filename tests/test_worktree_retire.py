@@ -72,7 +72,7 @@ def test_dirty_worktree_is_held(repo: GitRepo, tmp_path: Path,
                              "reason": "retire blocked: SKIP_DIRTY",
                              "revisit": "the blockers are resolved",
                              "since": data["held"]["since"], "auto": True, "blockers": blockers},
-                    "refused": False, "disposition": "SKIP_DIRTY", "blockers": blockers,
+                    "refused": False, "gone": False, "disposition": "SKIP_DIRTY", "blockers": blockers,
                     "triage": None, "pinned": None, "hint": None, "retire": data["retire"]}
     assert data["retire"]["disposition"] == "SKIP_DIRTY"
     rc, out, _ = bk(capsys, "-C", str(repo.path), "worktree", "retire", str(wt))

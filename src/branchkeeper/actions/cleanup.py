@@ -25,6 +25,7 @@ from branchkeeper.analysis.ignored import Polarity
 from branchkeeper.analysis.inventory import Inventory
 from branchkeeper.analysis.reap_gates import covered
 from branchkeeper.analysis.refusals import refuse_batch, stack_keeper
+from branchkeeper.analysis.suggest import PRUNE_COMMAND
 from branchkeeper.analysis.worktree_record import (
     WorktreeRecord,
     WorktreeSettings,
@@ -232,12 +233,16 @@ def plan_sweep_clean(inv: Inventory, config: Config, *, polarity: Polarity | Non
     records = _worktree_records(inv, config, list(candidates.values()), polarity=polarity)
     blocked: dict[str, tuple[str, ...]] = {}
     removable: dict[str, tuple[str, ...]] = {}
+    keeps: dict[str, str] = {}
     for name, path in candidates.items():
         record = records.get(path)
         if record is None:
             blocked[name] = ("SKIP_PRUNABLE: worktree directory missing (run: git worktree "
                              "prune)",)
-        elif covered(record.retire, record.inputs.base.ignored, archive_ignored=archive_ignored):
+            continue
+        keeps[name] = record.keeps + (f": {PRUNE_COMMAND} drops the entry and deletes the "
+                                      "branch" if record.gone else "")
+        if covered(record.retire, record.inputs.base.ignored, archive_ignored=archive_ignored):
             removable[name] = tuple(kept_ignored(record.inputs.base.ignored)) \
                 if archive_ignored else ()
         else:
@@ -252,7 +257,7 @@ def plan_sweep_clean(inv: Inventory, config: Config, *, polarity: Polarity | Non
             item = replace(item, action=Action.BLOCKED, worktree=where,
                            blocking=blocked[item.name],
                            reason=f"{item.proof and describe(item.proof)}; kept: its worktree "
-                                  f"{where} holds work")
+                                  f"{where} {keeps.get(item.name, 'holds work')}")
         elif item.name in refused and item.action is Action.DELETE:
             item = replace(item, action=Action.REFUSED, proof=None,
                            reason=_refused_reason(item.name, refused[item.name], inv,

@@ -77,7 +77,10 @@ class RetireResult:
     With ``dry_run`` nothing was written: ``removed`` means "would remove", ``hold`` is the
     hold that would be recorded (not stored), ``pinned`` the ref ``--pin`` would write,
     ``would_salvage`` the agent-state paths (relative to the worktree) that would be copied
-    and ``would_archive`` the ignored files ``--archive-ignored`` would archive.
+    and ``would_archive`` the ignored files ``--archive-ignored`` would archive. ``gone``:
+    refused because its directory is gone and the entry holds nothing
+    (:attr:`~branchkeeper.analysis.worktree_record.WorktreeRecord.gone`): there is no checkout
+    to remove, and ``git worktree prune`` drops the entry losing nothing.
     """
 
     verdict: WorktreeVerdict
@@ -94,6 +97,7 @@ class RetireResult:
     dry_run: bool = False
     would_salvage: tuple[str, ...] = ()
     would_archive: tuple[str, ...] = ()
+    gone: bool = False
 
 
 def pin_ref_name(path: Path, head: Oid) -> str:
@@ -125,9 +129,10 @@ def _blocker_lines(verdict: WorktreeVerdict) -> list[str]:
 
 
 def _keep(facts: RepoFacts, wt: Worktree, verdict: WorktreeVerdict, blockers: list[str], *,
-          owner: str, pinned: str | None) -> RetireResult:
+          owner: str, pinned: str | None, gone: bool = False) -> RetireResult:
     if verdict.disposition in PERMANENT:
-        return RetireResult(verdict, refused=True, blockers=tuple(blockers), pinned=pinned)
+        return RetireResult(verdict, refused=True, blockers=tuple(blockers), pinned=pinned,
+                            gone=gone)
     hold = hold_store.record_hold(facts.common_dir, str(wt.path),
                                   reason=f"retire blocked: {verdict.disposition.value}",
                                   revisit="the blockers are resolved", owner=owner, auto=True,
@@ -167,7 +172,7 @@ def retire_worktree(facts: RepoFacts, config: Config, wt: Worktree, *, owner: st
 
         if not ok(record):
             return _keep(facts, wt, verdict, _blocker_lines(verdict), owner=owner,
-                         pinned=pinned)
+                         pinned=pinned, gone=record.gone)
         # Re-check immediately before removing: the tree may have changed since.
         current = run_git(["rev-parse", "--verify", "-q", "HEAD"], cwd=wt.path,
                           check=False).text.strip()
@@ -250,7 +255,7 @@ def _plan_retire(facts: RepoFacts, config: Config, wt: Worktree, settings: Workt
         blockers = tuple(_blocker_lines(verdict))
         if verdict.disposition in PERMANENT:
             return RetireResult(verdict, refused=True, blockers=blockers, pinned=pinned,
-                                dry_run=True)
+                                dry_run=True, gone=record.gone)
         hold = hold_store.Hold(str(wt.path), owner, f"retire blocked: "
                                f"{verdict.disposition.value}", "the blockers are resolved",
                                clock.now(), auto=True, blockers=blockers)

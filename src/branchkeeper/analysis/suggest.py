@@ -35,6 +35,12 @@ class RetireView(Protocol):
     @property
     def ignored(self) -> IgnoredVerdict | None: ...
 
+    @property
+    def gone(self) -> bool: ...
+
+    @property
+    def keeps(self) -> str: ...
+
 
 class Suggestion(NamedTuple):
     """``command``: the one command that deletes the branch as things stand (empty when none
@@ -48,6 +54,12 @@ class Suggestion(NamedTuple):
     def text(self) -> str:
         """The command, or else the refusal: one line."""
         return self.command or self.why
+
+
+#: What deletes a branch whose worktree entry is gone and holds nothing: its ``git worktree
+#: prune`` step drops the entry (pinning first any detached HEAD no ref holds, which a bare
+#: ``git worktree prune`` would lose), then the proven branch is deleted.
+PRUNE_COMMAND = "branchkeeper prune"
 
 
 def delete_command(name: str) -> str:
@@ -113,9 +125,10 @@ def cleanup_suggestion(r: BranchRecord, worktree: RetireView | None = None) -> S
     remote; for a branch only its linked worktree keeps (``sweep --clean`` removes it first),
     the retire of that worktree then ``delete``, from ``worktree`` (its record): ``worktree
     retire W`` when its retire gates pass, ``worktree retire --archive-ignored W`` when only
-    ignored files an archive holds stand in the way, and no command when what it holds is for
-    the user to decide (uncommitted work, a hold, a lock, a nested checkout), or when the
-    worktree was not read (``worktree`` None). Else no command and the refusal in ``why``."""
+    ignored files an archive holds stand in the way, :data:`PRUNE_COMMAND` when its directory
+    is gone and its entry holds nothing, and no command when what it holds is for the user to
+    decide (uncommitted work, a hold, a lock, a nested checkout), or when the worktree was not
+    read (``worktree`` None). Else no command and the refusal in ``why``."""
     if not _retire_first(r):
         return delete_suggestion(r)
     assert r.worktree is not None  # _retire_first checked it
@@ -127,6 +140,13 @@ def cleanup_suggestion(r: BranchRecord, worktree: RetireView | None = None) -> S
             return Suggestion(f"branchkeeper worktree retire {wt} && {then}", "")
         if covered(worktree.retire, ignored, archive_ignored=True):
             return Suggestion(f"branchkeeper worktree retire --archive-ignored {wt} && {then}", "")
+        if worktree.gone:  # `git worktree prune` drops the entry; prune pins what it must
+            return Suggestion(PRUNE_COMMAND, "")
+        if worktree.keeps != "holds work":  # a lock alone keeps it
+            unlock = shlex.join(["git", "worktree", "unlock", r.worktree])
+            return Suggestion("", f"not deleted: checked out in worktree {r.worktree}, which "
+                                  f"{worktree.keeps}: that is yours to decide ({unlock} lifts "
+                                  "it); once the worktree is retired, delete the branch")
         held = "; ".join(g.detail for g in worktree.retire.blockers)
         return Suggestion("", f"not deleted: checked out in worktree {r.worktree}, which retire "
                               f"keeps ({held}): that is yours to decide (LOST WORK RISK lists "

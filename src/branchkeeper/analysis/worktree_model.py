@@ -346,6 +346,21 @@ def evaluate(inputs: RetireInputs, gates: Sequence[GateFn] = RETIRE_GATES) -> Wo
                            triage_for(disposition, inputs.worktree))
 
 
+def keeps_text(v: WorktreeVerdict, *, gone: bool) -> str:
+    """Why ``retire`` keeps the worktree of verdict ``v``, in the words every command prints
+    after "its worktree <path> ": ``is gone (prunable: <why>) and holds nothing`` when ``gone``
+    (:attr:`~branchkeeper.analysis.worktree_record.WorktreeRecord.gone`), ``is locked
+    (<reason>)`` when a lock is all that keeps it, else ``holds work``."""
+    blockers = v.blockers
+    if gone:
+        why = next((g.detail for g in blockers if g.name == "present"), "prunable")
+        return f"is gone ({why}) and holds nothing"
+    if [g.name for g in blockers] == ["unlocked"]:
+        reason = v.worktree.lock_reason
+        return f"is locked ({reason})" if reason else "is locked"
+    return "holds work"
+
+
 #: The ref namespaces whose refs keep a commit (section 11's ``contained_elsewhere`` plus ours).
 KEEPING_REFS = ("refs/heads", "refs/remotes", "refs/tags", "refs/branchkeeper")
 

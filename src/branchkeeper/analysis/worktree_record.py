@@ -43,6 +43,7 @@ from branchkeeper.analysis.worktree_model import (
     WorktreeVerdict,
     containing_refs,
     evaluate,
+    keeps_text,
     nested_lines,
 )
 from branchkeeper.analysis.worktree_status import (
@@ -185,6 +186,20 @@ class WorktreeRecord:
         if st.error is not None:
             parts.append(f"its own refs could not be checked: {st.error}")
         return "; ".join(parts) or None
+
+    @property
+    def gone(self) -> bool:
+        """True for an entry whose directory is gone (prunable) that holds nothing: no
+        detached HEAD that no ref holds (or whose refs could not be checked), nothing in its
+        admin directory (:attr:`admin_loss`). ``git worktree prune`` loses nothing with it."""
+        wt = self.worktree
+        return wt.prunable and not wt.bare and self.inputs.ref_error is None \
+            and self.unreferenced_head is None and self.admin_loss is None
+
+    @property
+    def keeps(self) -> str:
+        """Why retire keeps it, for "its worktree <path> ..." (:func:`keeps_text`)."""
+        return keeps_text(self.retire, gone=self.gone)
 
     @property
     def idle_hours(self) -> float | None:

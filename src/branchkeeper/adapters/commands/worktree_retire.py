@@ -4,7 +4,8 @@ sections 1, 2 and 6): the command-line face of :mod:`branchkeeper.actions.retire
 Exit codes: 0 the checkout was removed (or a hold verb done); 3 an automatic hold was recorded
 instead (the blockers are printed, with the command that resolves ignored files when that is
 all that stands in the way); 5 refused: this worktree is never retired (the main worktree, the
-checkout of the default branch, an integration line, an exempt or protected branch); 4 error.
+checkout of the default branch, an integration line, an exempt or protected branch), or its
+directory is gone (an entry that holds nothing says ``branchkeeper prune`` drops it); 4 error.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from typing import Any
 from branchkeeper.actions.retire import RetireResult, find_worktree, retire_worktree
 from branchkeeper.adapters.commands.worktree_shared import emit_notes, show, verdict_json
 from branchkeeper.adapters.common import add_ignored_options
+from branchkeeper.analysis.suggest import PRUNE_COMMAND
 from branchkeeper.errors import BranchkeeperError, ExitCode, UsageError
 from branchkeeper.git.repo import RepoFacts, repo_facts
 from branchkeeper.model.config_file import load_config
@@ -35,7 +37,9 @@ def register_retire(sub: Any) -> None:
                     "checkout and no ignored file that is not regenerable, and every commit it "
                     "pins keeps a ref; the branch is kept. Otherwise an automatic hold records "
                     "why (exit 3). The checkout of the default branch, an integration line or "
-                    "an exempt branch is never retired (exit 5). Never forces, never deletes a "
+                    "an exempt branch is never retired (exit 5); nor is an entry whose directory "
+                    "is gone (exit 5: when it holds nothing, branchkeeper prune drops it). "
+                    "Never forces, never deletes a "
                     "branch. With --dry-run: say what it would do, change nothing, same exit "
                     "code.")
     ret.add_argument("path", nargs="?", metavar="PATH")
@@ -138,9 +142,9 @@ def _removed(args: argparse.Namespace, r: RetireResult) -> int:
 
 def _kept(args: argparse.Namespace, r: RetireResult) -> int:
     wt = r.verdict.worktree
-    hint = _archive_hint(r)
+    hint = PRUNE_COMMAND if r.gone else _archive_hint(r)
     data = {"dry_run": r.dry_run, "held": r.hold.to_json() if r.hold else None,
-            "refused": r.refused, "disposition": r.verdict.disposition.value,
+            "refused": r.refused, "gone": r.gone, "disposition": r.verdict.disposition.value,
             "blockers": list(r.blockers), "triage": r.verdict.triage, "pinned": r.pinned,
             "hint": hint, "retire": verdict_json(r.verdict)}
     lines = ["dry run: nothing is changed"] if r.dry_run else []
@@ -151,6 +155,12 @@ def _kept(args: argparse.Namespace, r: RetireResult) -> int:
         lines.append(f"  triage: {r.verdict.triage}")
     if r.pinned:
         lines.append(f"  {'would pin' if r.dry_run else 'pinned'} as {r.pinned}")
+    if r.gone:
+        lines.append(f"nothing to retire: its directory is gone and the entry holds nothing; "
+                     f"{hint} drops the entry (git worktree prune) and deletes its branch "
+                     "when proven")
+        _out(args, data, "\n".join(lines))
+        return int(ExitCode.REFUSED)
     if hint:
         lines.append(f"  to keep those files and remove it: {hint}")
     if r.refused:
