@@ -88,7 +88,7 @@ def test_undo_from_recorded_tips_then_already_undone(
     code, out, _ = _cli(capsys, "-C", str(repo.path), "undo", op_id)
     undone_at = Journal(common_dir_of(repo.path)).get(op_id).undone.time  # type: ignore[union-attr]
     assert (code, out) == (
-        0, f"operation {op_id} (delete) was already undone at {undone_at}; nothing to do\n")
+        4, f"operation {op_id} (delete) was already undone at {undone_at}; nothing to do\n")
 
 
 def test_undo_from_bundle_after_gc(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -196,6 +196,33 @@ def test_log_text_and_json(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -
         "bundles": [str(bundle2)], "steps": 1,
         "archives": [], "note": "", "argv": ["branchkeeper", "delete", "x"],
     }]
+
+
+def test_nothing_to_undo_exits_as_the_empty_journal_so_an_undo_loop_ends(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """``while branchkeeper undo; do :; done`` undoes every operation, newest first, then
+    stops: nothing left to undo exits 4 (text and --json), as an empty journal does."""
+    repo, ids = _repo(tmp_path)
+    first = _delete(repo, {"refs/heads/x": ids["x2"]})[0]
+    second = _delete(repo, {"refs/heads/y": ids["c1"]})[0]
+    codes = []
+    for _ in range(5):  # bounded: a loop that never ends fails here instead of hanging
+        code, out, _ = _cli(capsys, "-C", str(repo.path), "undo")
+        codes.append(code)
+        if code != 0:
+            break
+    assert codes == [0, 0, 4]
+    journal = Journal(common_dir_of(repo.path))
+    newest = journal.get(second)
+    assert newest is not None and newest.undone is not None
+    assert out == (f"nothing to undo: every operation in the journal is undone already (the "
+                   f"newest, {second} (delete), at {newest.undone.time}); see: branchkeeper "
+                   "log\n")
+    assert repo.rev("refs/heads/x") == ids["x2"] and repo.rev("refs/heads/y") == ids["c1"]
+    code, out, _ = _cli(capsys, "-C", str(repo.path), "undo", "--json")
+    doc = json.loads(out)
+    assert (code, doc["id"], doc["passed_undone"], doc["none_left"], doc["status"]) == (
+        4, second, [second, first], True, None)
 
 
 def test_undo_with_empty_journal_and_unknown_id(

@@ -60,7 +60,7 @@ def test_reap_of_two_worktrees_is_one_operation_and_one_undo(
     rc, out, err = bk(capsys, "-C", str(repo.path), "undo")
     undone = Journal(common_dir_of(repo.path)).operations()[0].undone
     assert undone is not None
-    assert (rc, out, err) == (0, "nothing to undo: every operation in the journal is undone "
+    assert (rc, out, err) == (4, "nothing to undo: every operation in the journal is undone "
                                  f"already (the newest, {op.id} (worktree-reap), at "
                                  f"{undone.time}); see: branchkeeper log\n", "")
 
@@ -165,5 +165,5 @@ def test_older_journal_one_operation_per_removal_and_bare_undo_order(
     rc, out, _ = bk(capsys, "-C", str(repo.path), "undo", "--json")
     data = json.loads(out)
     assert (rc, data["id"], data["passed_undone"], data["none_left"], data["status"],
-            data["items"]) == (0, ids[1], [ids[1], ids[0]], True, None, [])
+            data["items"]) == (4, ids[1], [ids[1], ids[0]], True, None, [])
     assert (tmp_path / "oa").is_dir() and (tmp_path / "ob").is_dir()

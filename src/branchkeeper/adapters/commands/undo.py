@@ -24,7 +24,9 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
                     "it archived (re-creating their worktree first). A ref that exists again "
                     "at another tip, or a file that exists again, is never overwritten. Remote "
                     "branches are not pushed: the push command is printed. Exit 0 restored, "
-                    "5 conflicts, 4 errors.",
+                    "5 conflicts, 4 errors or nothing to undo (an empty journal, every "
+                    "operation undone already, or the named one), so "
+                    "'while branchkeeper undo; do :; done' ends.",
     )
     parser.add_argument("id", nargs="?", default=None, metavar="ID",
                         help="operation id from 'branchkeeper log' (default: the newest one "
@@ -156,7 +158,12 @@ def _worktree_lines(worktrees: tuple[WorktreeUndo, ...], *, dry_run: bool) -> li
 
 
 def exit_code(report: UndoReport) -> int:
-    """0 restored (or nothing to do), 4 when an item failed, 5 when one conflicted."""
+    """0 restored, 4 when an item failed or there was nothing to undo (the operation was
+    undone already: the one named, or every one), 5 when one conflicted. Nothing to undo is
+    the empty journal's code (:class:`~branchkeeper.errors.BranchkeeperError`), so a loop of
+    bare ``undo`` ends."""
+    if report.already_undone is not None:
+        return int(ExitCode.ERROR)
     outcomes = {i.outcome for i in report.items} | {a.outcome for a in report.archives} | \
         {w.outcome for w in report.worktrees}
     if UndoOutcome.FAILED in outcomes:
