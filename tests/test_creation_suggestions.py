@@ -269,14 +269,18 @@ def test_passes_that_read_no_worktree_write_only_what_they_know(
     def cleanup() -> dict[str, str]:
         return dict(json.loads(sweep_file.read_text())["cleanup"])
 
+    def lost() -> dict[str, list[str]]:
+        return dict(json.loads(sweep_file.read_text())["lost"])
+
     assert cli_json(capsys, w, "sweep")[0] == 0
-    said = cleanup()
+    said, risks = cleanup(), lost()
     assert said["clean"] == (f"branchkeeper worktree retire {wts['clean']} && branchkeeper "
                              "delete -- clean")
+    assert sorted(risks) == sorted(str(wts[n]) for n in ("dirty", "ignored", "kept"))
     for argv in (("report", "--repo", str(w.path)), ("prune", "--dry-run", "--no-fetch"),
                  ("sweep", "--finish-pass")):
         assert cli(capsys, w, *argv)[0] in (0, 1), argv
-        assert cleanup() == said, argv
+        assert (cleanup(), lost()) == (said, risks), argv
     # no sweep before: what the pass knows, for each branch its worktree keeps
     sweep_file.unlink()
     assert cli(capsys, w, "prune", "--dry-run", "--no-fetch")[0] == 0

@@ -55,7 +55,12 @@ from branchkeeper.model.records import BranchRecord, BranchState
 from branchkeeper.state.commit_cache import CommitCache
 from branchkeeper.state.config_cache import config_key
 from branchkeeper.state.inventory_cache import InventoryCache, TipFacts
-from branchkeeper.state.last_sweep import previous_cleanup, refs_key, write_last_sweep
+from branchkeeper.state.last_sweep import (
+    previous_cleanup,
+    previous_lost,
+    refs_key,
+    write_last_sweep,
+)
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -241,10 +246,12 @@ def record_sweep(inv: Inventory, worktrees: Sequence[RetireView] | None = None,
     pass that read no worktrees, whose text for a branch that depends on its worktree is the
     previous file's where the branch is at the same tip, else what it knows: ``suggest.
     unread_worktree_text``): what the creation denials print, with ``lost``, the LOST WORK RISK
-    lines of each worktree (``analysis.lost_work.worktree_risks``). Errors writing are ignored
-    (a small state file)."""
+    lines of each worktree (``analysis.lost_work.worktree_risks``; None from a pass that read
+    no worktrees: the previous file's). Errors writing are ignored (a small state file)."""
     by_path = {str(w.worktree.path): w for w in worktrees or ()}
     carried = previous_cleanup(inv.facts.common_dir) if worktrees is None else {}
+    if worktrees is None and lost is None:
+        lost = previous_lost(inv.facts.common_dir)  # what the last pass that read them said
 
     def text(r: BranchRecord) -> str:
         if worktrees is None and needs_worktree_record(r):

@@ -154,6 +154,20 @@ def write_last_sweep(common_dir: Path, records: list[BranchRecord], now: float, 
     return True
 
 
+def previous_lost(common_dir: Path) -> dict[str, list[str]]:
+    """The last-sweep file's ``lost`` map (worktree path -> its LOST WORK RISK lines), the
+    entries of the right shape only; ``{}`` when there is no file or it has none. For a pass
+    that reads no worktree, which keeps what the last one that did read them said. No git
+    process."""
+    data = read_sweep_file(common_dir)
+    lost = data.get("lost") if data is not None else None
+    if not isinstance(lost, dict):
+        return {}
+    return {path: lines for path, lines in lost.items()
+            if type(path) is str and type(lines) is list
+            and all(type(line) is str for line in lines)}
+
+
 def previous_cleanup(common_dir: Path) -> dict[tuple[str, str], str]:
     """The last-sweep file's ``cleanup`` texts keyed by (branch name, the tip its row
     records), for a writer that carries a text over for a branch still at that tip; empty when
