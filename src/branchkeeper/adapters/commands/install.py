@@ -28,7 +28,14 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from branchkeeper.adapters.hooks.install import ENTRY, Change, load_json, resolve_program, write_json
+from branchkeeper.adapters.hooks.install import (
+    ENTRY,
+    Change,
+    check_hooks,
+    load_json,
+    resolve_program,
+    write_json,
+)
 from branchkeeper.adapters.hosts import HOSTS
 from branchkeeper.errors import ConfigError, ExitCode, NotARepositoryError
 
@@ -83,24 +90,35 @@ def _finish(host: Host, path: Path, changes: list[Change], *, dry_run: bool,
 
 
 def _each(args: argparse.Namespace, *, uninstall: bool) -> int:
+    """Install into (or uninstall from) each host's file for the scope. Every file is read and
+    checked (:func:`check_hooks`) before any is written, so a file of the wrong shape stops the
+    command with nothing changed anywhere."""
     start = Path(getattr(args, "directory", None) or ".").resolve()
     root = None if args.scope == "user" and args.host != "auto" else _project_root(start)
     hosts = _hosts(args, root, uninstall=uninstall)
     program = "" if uninstall else resolve_program(args.command or ENTRY,
                                                    executable=sys.executable)
+    plans: list[tuple[Host, Path, dict[str, object], list[Change]] | str] = []
     for host in hosts:
         if args.scope not in host.SCOPES:
             if args.host != "auto":
                 raise ConfigError(f"{host.TITLE} has no --scope {args.scope} "
                                   f"({' or '.join(host.SCOPES)})")
-            print(f"{host.TITLE}: no --scope {args.scope}; skipped")
+            plans.append(f"{host.TITLE}: no --scope {args.scope}; skipped")
             continue
         path = host.config_path(args.scope, project_root=root, home=Path.home())
         if uninstall and not path.exists():
-            print(f"{path}: does not exist; nothing changed")
+            plans.append(f"{path}: does not exist; nothing changed")
             continue
         current = load_json(path)
+        check_hooks(current, path)
         settings, changes = host.unmerge(current) if uninstall else host.merge(current, program)
+        plans.append((host, path, settings, changes))
+    for plan in plans:
+        if isinstance(plan, str):
+            print(plan)
+            continue
+        host, path, settings, changes = plan
         if uninstall and changes and _holds_nothing(settings):
             _remove(path, changes, dry_run=args.dry_run)
             continue

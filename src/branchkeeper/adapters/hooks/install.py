@@ -123,17 +123,33 @@ def load_json(path: Path) -> dict[str, Any]:
     return data
 
 
-def hooks_block(data: dict[str, Any], *, where: str = "") -> dict[str, list[dict[str, Any]]]:
-    """``data["hooks"]`` checked: each event maps to a list of objects. Raises ConfigError
-    (naming ``where``) otherwise."""
-    hooks = data.get("hooks", {})
-    if not isinstance(hooks, dict) or not all(
-        isinstance(items, list) and all(isinstance(g, dict) for g in items)
-        for items in hooks.values()
-    ):
-        raise ConfigError(f"{where}: 'hooks' must map each event to a list of objects; "
-                          "it was not changed")
-    return hooks
+def _key(event: str) -> str:
+    """``hooks.EVENT`` as an error names it (JSON-quoted when not a plain word)."""
+    plain = event.replace("_", "").replace("-", "").isalnum()
+    return f"hooks.{event}" if plain else f"hooks[{json.dumps(event, ensure_ascii=False)}]"
+
+
+def check_hooks(data: dict[str, Any], path: Path) -> None:
+    """THE shape check of a host file's ``hooks`` block, before ``install`` or ``uninstall``
+    touches the file (every host, nested or flat): absent, or an object mapping each event to
+    a list of objects; in a nested host's matcher group, a ``hooks`` key holds a list of
+    objects. Raises :class:`ConfigError` naming ``path`` and the key ("FILE: hooks.PreToolUse
+    must be a list of objects; it was not changed"); nothing is written then."""
+    if "hooks" not in data:
+        return
+    hooks = data["hooks"]
+    if not isinstance(hooks, dict):
+        raise ConfigError(f"{path}: hooks must be an object mapping each event to a list of "
+                          "objects; it was not changed")
+    for event, items in hooks.items():
+        if not isinstance(items, list) or not all(isinstance(i, dict) for i in items):
+            raise ConfigError(f"{path}: {_key(event)} must be a list of objects; it was not "
+                              "changed")
+        for n, item in enumerate(items):
+            inner = item.get("hooks", [])
+            if not isinstance(inner, list) or not all(isinstance(e, dict) for e in inner):
+                raise ConfigError(f"{path}: {_key(event)}[{n}].hooks must be a list of "
+                                  "objects; it was not changed")
 
 
 def write_json(path: Path, data: dict[str, Any]) -> None:
