@@ -229,3 +229,18 @@ def test_a_flagged_file_deleted_outside_a_sparse_checkout_is_a_deletion(
     assert hidden_edits(wt) == ["README.md"]
     code, out, _ = cli(capsys, repo, "worktree", "retire", str(wt))
     assert (code, out.splitlines()[0]) == (3, f"kept worktree {wt}: SKIP_DIRTY")
+
+
+def test_a_flagged_link_counts_when_retargeted_or_replaced(tmp_path: Path) -> None:
+    _repo, wt = _merged_worktree(tmp_path)
+    (wt / "link").symlink_to("keep.txt")
+    for args in (["add", "link"], ["commit", "-q", "-m", "link"],
+                 ["update-index", "--skip-worktree", "link"]):
+        subprocess.run(["git", *args], cwd=wt, check=True)
+    assert hidden_edits(wt) == []
+    (wt / "link").unlink()
+    (wt / "link").symlink_to("README.md")
+    assert hidden_edits(wt) == ["link"]
+    (wt / "link").unlink()
+    (wt / "link").write_text("keep.txt")  # a file where the link was, with its target's text
+    assert hidden_edits(wt) == ["link"]

@@ -85,14 +85,17 @@ def hidden_edits(path: Path | str, *, timeout: float = DEFAULT_TIMEOUT_S) -> lis
     for tag, mode, oid, name in entries:
         try:
             st = os.lstat(root / name)
+            target = os.readlink(os.fsencode(root / name)) if stat.S_ISLNK(st.st_mode) else None
         except (FileNotFoundError, NotADirectoryError):
             if not (sparse and tag in ("S", "s")):
                 changed.append(name)
             continue
+        except OSError:
+            changed.append(name)  # unreadable: counted as changed (fail closed)
+            continue
         if mode == _SYMLINK:
-            same = stat.S_ISLNK(st.st_mode) and \
-                _symlink_oid(os.readlink(os.fsencode(root / name)), len(oid)) == oid
-            changed += [] if same else [name]
+            changed += [] if target is not None and _symlink_oid(target, len(oid)) == oid \
+                else [name]
         elif not stat.S_ISREG(st.st_mode) or "\n" in name or name.startswith('"'):
             changed.append(name)  # a link or directory where a file was; or a name
             # hash-object --stdin-paths cannot take: counted as changed (fail closed)
@@ -128,15 +131,16 @@ def read_work(path: Path | str, *, timeout: float = DEFAULT_TIMEOUT_S) -> Work:
     left out (:func:`branchkeeper.model.hook_command.install_written`: its own output, not
     work). Raises GitError, ParseError."""
     tracked, untracked, ignored = read_status(path, timeout=timeout)
-    hidden = [p for p in hidden_edits(path, timeout=timeout) if p not in set(tracked)]
+    seen = set(tracked)
+    hidden = [p for p in hidden_edits(path, timeout=timeout) if p not in seen]
     return Work([*tracked, *hidden], [p for p in untracked if not install_written(p)], ignored,
                 hidden)
 
 
 def unflag_command(worktree: str, hidden: Sequence[str]) -> str | None:
     """``git -C <worktree> update-index --no-skip-worktree -- <hidden> && git -C <worktree>
-    update-index --no-assume-unchanged -- <hidden>`` (one flag per run: update-index applies
-    only the first of the two options it is given): what lets ``git add`` (and ``git status``)
+    update-index --no-assume-unchanged -- <hidden>`` (one flag per run: given both options,
+    update-index applies only one of them): what lets ``git add`` (and ``git status``)
     see the ``hidden`` edits; ``None`` when there are none."""
     if not hidden:
         return None
