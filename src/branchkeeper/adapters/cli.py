@@ -197,6 +197,11 @@ def _main(argv: Sequence[str] | None) -> int:
     for name in ("stdout", "stderr"):
         if getattr(sys, name) is None:  # started with the stream closed (`>&-`)
             setattr(sys, name, open(os.devnull, "w", encoding="utf-8"))  # noqa: SIM115
+        elif getattr(sys, name) is getattr(sys, f"__{name}__"):
+            # a name git gave in bytes that are not UTF-8 is held as surrogates: it is written
+            # as those bytes (the real name) under any locale, never an encoding error
+            with contextlib.suppress(AttributeError, ValueError, OSError):
+                getattr(sys, name).reconfigure(errors="surrogateescape")
     from branchkeeper.errors import BranchkeeperError, ExitCode
 
     wanted = _command_word(args_list)

@@ -133,7 +133,9 @@ def _write(common_dir: Path, holds: dict[str, Hold]) -> None:
     fd, tmp = tempfile.mkstemp(prefix=".holds-", dir=path.parent)
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            json.dump(payload, fh, indent=2, ensure_ascii=False)
+            # ASCII: a path git gave in bytes that are not UTF-8 (held as surrogates, e.g. an
+            # ignored file's name in a blocker) round-trips as a \u escape
+            json.dump(payload, fh, indent=2)
             fh.write("\n")
             fh.flush()
             os.fsync(fh.fileno())

@@ -17,6 +17,7 @@ from typing import Any
 
 from branchkeeper.actions.reap import Outcome, ReapResult, Saves, execute_reap
 from branchkeeper.adapters.commands.argtypes import non_negative_float
+from branchkeeper.adapters.commands.worktree_shared import show
 from branchkeeper.adapters.common import add_ignored_options
 from branchkeeper.analysis.pr_evidence import GhProvider, NoProvider, PrEvidence
 from branchkeeper.analysis.reap_gates import ARCHIVE_DEFAULT_MIN_AGE_HOURS
@@ -68,8 +69,7 @@ def _where(args: argparse.Namespace) -> Path:
 
 
 def _show(text: object) -> str:
-    s = str(text)
-    return "".join(ch if ch.isprintable() else ch.encode("unicode_escape").decode() for ch in s)
+    return show(str(text))
 
 
 def count_only(where: Path) -> dict[str, int]:

@@ -11,10 +11,18 @@ from branchkeeper.analysis.worktree_model import WorktreeVerdict
 from branchkeeper.state import holds as hold_store
 
 
+def _shown(ch: str) -> str:
+    if ch.isprintable() or "\udc80" <= ch <= "\udcff":
+        return ch
+    return ch.encode("unicode_escape").decode()
+
+
 def show(path: Path | str) -> str:
-    """A path for a terminal: control characters escaped, nothing else changed."""
-    text = str(path)
-    return "".join(ch if ch.isprintable() else ch.encode("unicode_escape").decode() for ch in text)
+    """A path for a terminal: control characters escaped, nothing else changed. A byte that is
+    not UTF-8 (held as a surrogate escape, as git's names are read) stays that byte on output,
+    as the sweep prints it (the CLI writes with ``surrogateescape``), so a printed path is the
+    real one."""
+    return "".join(_shown(ch) for ch in str(path))
 
 
 def emit_notes() -> None:
