@@ -292,7 +292,8 @@ CASES += [("resets", c, A, "") for c in ("git reset --hard HEAD", "git reset --h
                                          # issue 17: --soft and --mixed keep what they undo staged or in the
                                          # work tree, where R-GIT-DISCARD-CHANGES guards it
                                          "git reset --soft HEAD~1", "git reset --mixed main", "git reset HEAD~1")]
-CASES += [("wt/clean", "git reset --hard HEAD~1", A, ""), ("wt/detached", "git reset --hard main", A, "")]
+CASES += [("wt/clean", "git reset --hard HEAD~1", A, ""), ("wt/detached", "git reset --hard main", D,
+                                                                       "R-GIT-DETACHED-HEAD-MOVE")]
 GITFILE = ["git --git-dir={W}/wt/dirty/.git --work-tree={W}/wt/dirty checkout -- .",
            "git --git-dir={W}/wt/dirty/.git --work-tree={W}/wt/dirty reset --hard",
            "GIT_DIR={W}/wt/dirty/.git GIT_WORK_TREE={W}/wt/dirty git restore ."]

@@ -367,6 +367,27 @@ def current_branch(cwd: str, *, git_dir: str | None = None,
     return ref if ref.startswith("refs/heads/") else None
 
 
+def detached_only(cwd: str, *, git_dir: str | None = None, work_tree: str | None = None
+                  ) -> tuple[str, str, int] | None:
+    """(top level, HEAD commit, commits HEAD reaches that no branch, tag, remote-tracking ref
+    or ref of ours holds) of the worktree where a git command run in ``cwd`` acts, when there
+    is at least one such commit; None when there is none or HEAD is unborn, or no work tree.
+    For a detached HEAD: what moving it away leaves to its reflog alone. One bounded
+    ``rev-parse --show-toplevel HEAD`` and one ``rev-list``. Raises GitError on a timeout
+    or when the walk fails."""
+    from branchkeeper.analysis.worktree_store import KEEPING_ARGS
+
+    pre = _globals(git_dir, work_tree)
+    res = run_git([*pre, "rev-parse", "--show-toplevel", "HEAD"], cwd=cwd,
+                  timeout=GUARD_TIMEOUT_S, check=False)
+    lines = res.stdout.decode("utf-8", "surrogateescape").splitlines()
+    if res.returncode != 0 or len(lines) != 2:
+        return None
+    only = run_git([*pre, "rev-list", lines[1], "--not", *KEEPING_ARGS, "--"], cwd=cwd,
+                   timeout=GUARD_TIMEOUT_S).text.split()
+    return (lines[0], lines[1], len(only)) if only else None
+
+
 def read_alias(cwd: str, name: str, *, git_dir: str | None = None) -> str | None:
     """The configured text of ``alias.<name>`` as git run in ``cwd`` sees it (one bounded
     ``config --get``), None when there is none. Raises GitError on a timeout."""

@@ -257,6 +257,13 @@ def _prunable_item(w: WorktreeWork, head: Oid, remote: str | None) -> LostWork:
                     w.age_days, w.path)
 
 
+def rescue_name(label: str, commit: Oid) -> str:
+    """The branch ``rescue/<label>-<short sha>`` that keeps ``commit`` for the sweep's secure-it
+    commands; ``label`` (a worktree's directory name) made safe for a ref, at most 40
+    characters."""
+    return _rescue_name("", label, commit)
+
+
 def rescue_command(label: str, commit: Oid, remote: str | None) -> str:
     """The one command, run from the repository, that keeps ``commit`` (held by no ref) on
     the branch ``rescue/<label>-<short sha>``: pushed to ``remote`` (``git push REMOTE

@@ -133,3 +133,29 @@ def checked_common_dir(common_dir: Path) -> Path:
             f"{state} exists but is not a directory: branchkeeper keeps its journal, bundles "
             "and caches there; move it aside (`mv`) and run again")
     return common_dir
+
+
+def head_on_a_ref(cwd: str, *, git_dir: str | None = None) -> bool | None:
+    """Whether ``HEAD`` where a git command run in ``cwd`` acts names a ref (a branch,
+    checked out or unborn: True) or holds a commit id (detached: False), read from the
+    ``HEAD`` file of the nearest ``.git`` directory or gitfile above ``cwd`` (or of
+    ``git_dir``); no git process. None when that cannot be told from the filesystem (no
+    repository, ``GIT_DIR`` set, a reftable store, an unreadable file)."""
+    if "GIT_DIR" in os.environ:
+        return None
+    found: Path | None = Path(resolve_git_dir(git_dir)) if git_dir is not None else None
+    here = Path(cwd)
+    for d in () if found is not None else (here, *here.parents):
+        dotgit = d / ".git"
+        if dotgit.is_dir() or dotgit.is_file():
+            found = dotgit if dotgit.is_dir() else _read_gitfile(dotgit)
+            break
+    if found is None:
+        return None
+    try:
+        text = (found / "HEAD").read_text("ascii", "replace").strip()
+    except OSError:
+        return None
+    if text.startswith("ref: refs/heads/.invalid"):
+        return None  # a reftable store keeps HEAD elsewhere
+    return True if text.startswith("ref:") else (False if len(text) in (40, 64) else None)

@@ -29,7 +29,7 @@ from branchkeeper.analysis.guard_facts import (
 )
 from branchkeeper.errors import BranchkeeperError
 from branchkeeper.policy.decision import ALLOW, Decision, EvacuationRecord, Verdict, combine
-from branchkeeper.policy.discard_plan import reset_target
+from branchkeeper.policy.discard_plan import head_move_target, reset_target
 from branchkeeper.policy.facts import GuardRepos
 from branchkeeper.policy.hooks_bypass import bypass_decisions
 from branchkeeper.policy.plan import (
@@ -92,19 +92,32 @@ def _decide_text(command: str, cwd: str, evacuations: Sequence[EvacuationRecord]
                           defined_here=writes_git_config(parsed))
         deleted = deletions(parsed, cwd)  # the filesystem only: no git process
         resets = [(g, rev) for g in gits if (rev := reset_target(g)) is not None]
+        moves = [(g, rev) for g in gits if (rev := head_move_target(g)) is not None]
         rm_hits: list[tuple[str, Invocation]] = []
         if plan.rm_targets or deleted:
             from branchkeeper.policy.rm import expand_rm_globs, rm_worktrees
 
             plan = expand_rm_globs(plan)  # the filesystem only
             rm_hits = rm_worktrees(plan, deleted)  # the filesystem only: no git process
-        if plan.empty and not rm_hits and not resets and not early and not deleted \
+        if plan.empty and not rm_hits and not resets and not moves and not early \
+                and not deleted \
                 and not (evacuations and plan.rm_targets):
             return ALLOW
-        return combine([*early, _decide(plan, evacuations, rm_hits, resets, deleted, cwd)])
+        return combine([*early, _decide(plan, evacuations, rm_hits, resets, deleted, cwd),
+                        *_moves(moves)])
     except Exception as exc:  # the guard must never crash the hook; fail closed on destruction
         return unparsed_decision("The command may delete work",
                                  f"the guard failed ({type(exc).__name__}: {exc})")
+
+
+def _moves(moves: Sequence[tuple[GitInvocation, str]]) -> list[Decision]:
+    """``checkout``/``switch`` away from a detached HEAD (:mod:`branchkeeper.policy.detached`,
+    imported only for such a command)."""
+    if not moves:
+        return []
+    from branchkeeper.policy.detached import detached_move_decisions
+
+    return detached_move_decisions(moves, GuardRepos())
 
 
 def _aliases(gits: Sequence[GitInvocation], evacuations: Sequence[EvacuationRecord],
@@ -208,6 +221,7 @@ def rule_ids() -> tuple[str, ...]:
     from branchkeeper.policy import (
         creation,
         deletion,
+        detached,
         discard,
         evacuation,
         hooks_bypass,
@@ -221,7 +235,7 @@ def rule_ids() -> tuple[str, ...]:
         worktree_name,
     )
 
-    found = {value for module in (creation, deletion, discard, evacuation, hooks_bypass, push,
+    found = {value for module in (creation, deletion, detached, discard, evacuation, hooks_bypass, push,
                                   rebase, removal, rm, stop, tamper, unread, worktree_name)
              for name, value in vars(module).items()
              if name.startswith("R_") and isinstance(value, str) and value.startswith("R-")}

@@ -291,6 +291,32 @@ def reset_target(g: GitInvocation) -> str | None:
     return None if dyn else rev
 
 
+#: The target of ``switch --orphan``/``checkout --orphan``: no commit, so nothing holds HEAD's.
+ORPHAN = ""
+
+
+
+def head_move_target(g: GitInvocation) -> str | None:
+    """Where ``git switch``/``git checkout`` moves HEAD: the revision as written (``-`` read
+    as ``@{-1}``), :data:`ORPHAN` for ``--orphan``, or None when it does not move HEAD (no
+    operand, a creation at HEAD, a path checkout: ``checkout X -- PATHS``, several operands,
+    ``--patch``), when a word comes from an expansion, or git would refuse an option. A single
+    ``checkout`` operand may still be a path: :mod:`branchkeeper.policy.detached` tells."""
+    sub = g.subcommand
+    if sub not in ("switch", "checkout"):
+        return None
+    p = gitopts.parse(g.args, g.args_dynamic, _SWITCH if sub == "switch" else _CHECKOUT)
+    if p.unknown or g.dynamic or p.has("patch") or p.values("pathspec-from-file"):
+        return None
+    if p.has("orphan"):
+        return ORPHAN
+    ops = p.operands[: p.after_dashdash] if p.after_dashdash is not None else p.operands
+    if len(ops) != 1 or len(p.operands) != 1 or ops[0][1]:
+        return None
+    rev = ops[0][0]
+    return "@{-1}" if rev == "-" else rev
+
+
 def reset_with_paths(g: GitInvocation) -> bool:
     """``git reset --hard|--merge|--keep -- PATHS`` with a literal path after ``--``: git
     refuses such a reset ("Cannot do hard reset with paths") and changes nothing. An operand

@@ -30,6 +30,7 @@ from branchkeeper.errors import BranchkeeperError
 from branchkeeper.git.types import push_argv
 from branchkeeper.model.words import state_word
 from branchkeeper.policy.decision import ALLOW, Decision, Verdict, listed
+from branchkeeper.policy.detached import detached_move_decision
 from branchkeeper.policy.facts import GuardFacts, GuardRepos, git_failed
 from branchkeeper.policy.plan import Plan, deleted_refs, describe
 from branchkeeper.policy.unread import unparsed_decision
@@ -490,8 +491,10 @@ def reset_decisions(resets: Sequence[tuple[GitInvocation, str]], repos: GuardRep
             if facts is None or mode == "off":
                 continue
             branch = current_branch(g.cwd, git_dir=g.git_dir, work_tree=g.work_tree)
-            if branch is None:
-                continue  # a detached HEAD: the branch-free commit is the worktree rule's
+            if branch is None:  # a detached HEAD: R-GIT-DETACHED-HEAD-MOVE judges it
+                moved = detached_move_decision(g, rev, facts)
+                out += [moved] if moved is not None else []
+                continue
             tip = facts.table().tip(branch)
             if tip is None:
                 continue  # an unborn branch
