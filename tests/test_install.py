@@ -59,7 +59,7 @@ def test_install_fresh_then_idempotent_then_uninstall(repo: GitRepo) -> None:
         "- PreToolUse [Bash|Agent|Task|Write|Edit|MultiEdit|NotebookEdit]: branchkeeper-hook claude "
         "PreToolUse (timeout 10 s)")
     assert removed.stdout.splitlines()[-1] == (
-        f"removed {settings} (it held only branchkeeper's hooks)")
+        f"removed {settings} (branchkeeper created it; it held nothing else)")
     assert not settings.exists()  # install created it; nothing of anyone else's was in it
     again = bk("uninstall", cwd=repo.path)
     assert (again.returncode, again.stdout) == (0, f"{settings}: does not exist; nothing changed\n")

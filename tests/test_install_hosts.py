@@ -125,10 +125,10 @@ def test_a_flat_file_left_with_only_its_version_is_removed(repo: GitRepo) -> Non
     path = config_file(repo.path, "copilot")
     dry = bk("uninstall", "--host", "copilot", "--dry-run", cwd=repo.path)
     assert dry.stdout.splitlines()[-1] == (
-        f"dry run: {path} would be removed (it holds only branchkeeper's hooks)")
+        f"dry run: {path} would be removed (branchkeeper created it; it holds nothing else)")
     assert path.exists()
     gone = bk("uninstall", "--host", "copilot", cwd=repo.path)
-    assert gone.stdout.splitlines()[-1] == f"removed {path} (it held only branchkeeper's hooks)"
+    assert gone.stdout.splitlines()[-1] == f"removed {path} (branchkeeper created it; it held nothing else)"
     assert not path.exists()
 
 
@@ -152,7 +152,7 @@ def test_auto_installs_every_host_present_and_uninstalls_them(repo: GitRepo) -> 
     none = bk("uninstall", "--host", "auto", cwd=repo.path)
     # the files held nothing but our entries (install made them): they go
     assert [line for line in none.stdout.splitlines() if line.startswith("removed ")] == [
-        f"removed {config_file(repo.path, h)} (it held only branchkeeper's hooks)"
+        f"removed {config_file(repo.path, h)} (branchkeeper created it; it held nothing else)"
         for h in ("codex", "gemini")]
     assert not config_file(repo.path, "codex").exists()
     again = bk("uninstall", "--host", "auto", cwd=repo.path)

@@ -4,10 +4,12 @@
 
 ``install [--host HOST|auto] [--scope SCOPE] [--dry-run] [--command CMD]`` merges one entry per
 hook event into the host's configuration file for the scope, keeping every other setting and
-hook; running it twice changes nothing. ``uninstall`` removes only branchkeeper's entries. Both
-print what they changed. ``--host auto`` means every host whose configuration directory exists
-(in the repository or the home directory); a host without the scope asked for is skipped with a
-note.
+hook; running it twice changes nothing. ``uninstall`` removes only branchkeeper's entries and
+gives a file back as ``install`` found it (:mod:`~branchkeeper.adapters.hooks.install_record`):
+a file install created goes once it holds nothing else. Both check every file first
+(:func:`~branchkeeper.adapters.hooks.install.check_hooks`) and print what they changed.
+``--host auto`` means every host whose configuration directory exists (in the repository or the
+home directory); a host without the scope asked for is skipped with a note.
 
 ``--command`` sets the program the entries run: ``branchkeeper-hook`` (the default: the hook
 entry point installed next to ``branchkeeper``, found on PATH when the host runs the hook), any
@@ -28,6 +30,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from branchkeeper.adapters.hooks import install_record as record
 from branchkeeper.adapters.hooks.install import (
     ENTRY,
     Change,
@@ -74,7 +77,9 @@ def _hosts(args: argparse.Namespace, root: Path | None, *, uninstall: bool) -> l
 
 
 def _finish(host: Host, path: Path, changes: list[Change], *, dry_run: bool,
-            settings: dict[str, object], verb: str) -> None:
+            settings: dict[str, object], verb: str, text: str | None = None) -> bool:
+    """Print the changes and write ``settings`` (``text`` exactly when given) unless
+    ``dry_run``; whether it was written."""
     for change in changes:
         print(change.render())
     if not changes:
@@ -82,11 +87,55 @@ def _finish(host: Host, path: Path, changes: list[Change], *, dry_run: bool,
     elif dry_run:
         print(f"dry run: {path} was not written")
     else:
-        write_json(path, settings)
+        write_json(path, settings, text=text)
         print(f"wrote {path}")
         if host.NAME in ("codex", "gemini") and verb == "installed":
             print(f"{host.TITLE} asks you to review and trust new or changed hooks once "
                   f"({'/hooks' if host.NAME == 'codex' else 'on its next start'}).")
+        return True
+    return False
+
+
+#: One host's file, read and checked before anything is written: (host, path, content before,
+#: its bytes before or None when missing, new content, changes).
+_Plan = tuple["Host", Path, dict[str, object], "bytes | None", dict[str, object], list[Change]]
+
+
+def _plan(host: Host, path: Path, *, uninstall: bool, program: str) -> _Plan:
+    """Read and check ``path`` (:func:`check_hooks`, raising ConfigError) and compute the new
+    content; for uninstall, given back the shape the user had (:mod:`install_record`)."""
+    before = path.read_bytes() if path.is_file() else None
+    current = load_json(path)
+    check_hooks(current, path)
+    if not uninstall:
+        settings, changes = host.merge(current, program)
+        return host, path, current, before, settings, changes
+    settings, changes = host.unmerge(current)
+    settings = record.restore(settings, current, record.recorded(path, before))
+    return host, path, current, before, settings, changes
+
+
+def _apply(plan: _Plan, *, uninstall: bool, dry_run: bool) -> None:
+    """Write (or remove) one planned file and keep the install record true."""
+    host, path, current, before, settings, changes = plan
+    shape = record.recorded(path, before)
+    if uninstall and changes and not settings and shape is not None and shape.created:
+        _remove(path, changes, dry_run=dry_run)
+        if not dry_run:
+            record.forget(path)
+        return
+    verb = "uninstalled" if uninstall else "installed"
+    text = record.original_text(settings, shape) if uninstall else None
+    if not _finish(host, path, changes, dry_run=dry_run, settings=settings, verb=verb,
+                   text=text):
+        return
+    if uninstall:
+        record.forget(path)
+        return
+    if shape is None:
+        unmerged, removed = host.unmerge(current)
+        shape = record.found(current, unmerged, before=before, had_ours=bool(removed))
+    record.remember(path, shape, path.read_bytes())
 
 
 def _each(args: argparse.Namespace, *, uninstall: bool) -> int:
@@ -98,7 +147,7 @@ def _each(args: argparse.Namespace, *, uninstall: bool) -> int:
     hosts = _hosts(args, root, uninstall=uninstall)
     program = "" if uninstall else resolve_program(args.command or ENTRY,
                                                    executable=sys.executable)
-    plans: list[tuple[Host, Path, dict[str, object], list[Change]] | str] = []
+    plans: list[_Plan | str] = []
     for host in hosts:
         if args.scope not in host.SCOPES:
             if args.host != "auto":
@@ -110,39 +159,26 @@ def _each(args: argparse.Namespace, *, uninstall: bool) -> int:
         if uninstall and not path.exists():
             plans.append(f"{path}: does not exist; nothing changed")
             continue
-        current = load_json(path)
-        check_hooks(current, path)
-        settings, changes = host.unmerge(current) if uninstall else host.merge(current, program)
-        plans.append((host, path, settings, changes))
+        plans.append(_plan(host, path, uninstall=uninstall, program=program))
     for plan in plans:
         if isinstance(plan, str):
             print(plan)
-            continue
-        host, path, settings, changes = plan
-        if uninstall and changes and _holds_nothing(settings):
-            _remove(path, changes, dry_run=args.dry_run)
-            continue
-        _finish(host, path, changes, dry_run=args.dry_run, settings=settings,
-                verb="uninstalled" if uninstall else "installed")
+        else:
+            _apply(plan, uninstall=uninstall, dry_run=args.dry_run)
     return int(ExitCode.OK)
 
 
-def _holds_nothing(settings: dict[str, object]) -> bool:
-    """Nothing but our entries was in the file (install created it): no key left, or only the
-    schema ``version`` a flat hooks file starts with."""
-    return not settings or set(settings) == {"version"}
-
-
 def _remove(path: Path, changes: list[Change], *, dry_run: bool) -> None:
-    """An emptied configuration file says no more than no file: it goes, rather than staying
-    behind as ``{}``."""
+    """A file install created, emptied again, says no more than no file: it goes, rather than
+    staying behind as ``{}``."""
     for change in changes:
         print(change.render())
     if dry_run:
-        print(f"dry run: {path} would be removed (it holds only branchkeeper's hooks)")
+        print(f"dry run: {path} would be removed (branchkeeper created it; it holds nothing "
+              "else)")
         return
     path.unlink()
-    print(f"removed {path} (it held only branchkeeper's hooks)")
+    print(f"removed {path} (branchkeeper created it; it held nothing else)")
 
 
 def _byte_compile() -> None:
@@ -276,8 +312,10 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     uninstall = subparsers.add_parser(
         "uninstall", help="remove the agent-host hooks (--git-hooks: git's own hook)",
         description="Remove branchkeeper's entries (only those) from the agent host's "
-                    "configuration file for the scope; a file left holding nothing else is "
-                    "removed. Every other setting and hook stays. With --git-hooks, remove "
+                    "configuration file for the scope; a file install created is removed once "
+                    "it holds nothing else, a file you had is given back as it was (recorded "
+                    "in $XDG_CONFIG_HOME/branchkeeper/installed-hooks.json). Every other "
+                    "setting and hook stays. With --git-hooks, remove "
                     "git's reference-transaction hook if it is branchkeeper's, and put back a "
                     "hook it had chained.")
     _common(uninstall)

@@ -152,11 +152,14 @@ def check_hooks(data: dict[str, Any], path: Path) -> None:
                                   "objects; it was not changed")
 
 
-def write_json(path: Path, data: dict[str, Any]) -> None:
-    """Write ``data`` atomically (temporary file, then rename), two-space indented."""
+def write_json(path: Path, data: dict[str, Any], *, text: str | None = None) -> None:
+    """Write ``data`` atomically (temporary file, then rename), two-space indented; or, given,
+    ``text`` exactly (the user's own bytes of the same content, put back by uninstall)."""
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(f".{path.name}.branchkeeper.tmp")
-    tmp.write_text(json.dumps(data, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    if text is None:
+        text = json.dumps(data, indent=2, ensure_ascii=False) + "\n"
+    tmp.write_text(text, encoding="utf-8")
     os.replace(tmp, path)
 
 
