@@ -12,6 +12,7 @@ runs and the real runs alike.
 from __future__ import annotations
 
 import shlex
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -322,9 +323,17 @@ def test_the_guard_denies_a_forced_remove_of_a_worktree_with_a_submodule_store(
         "submodule stores (--force deletes them with any submodule commit only they hold):\n"
         f"  - {store}\n\n"
         f"First push each submodule's commits (git -C {wt} submodule foreach --recursive "
-        "'git log --oneline HEAD --branches --not --remotes' lists them); then remove the "
-        f"worktree without --force (git worktree remove {wt}), or let "
-        f"`branchkeeper worktree retire {wt}` check it for you.\n\n{BRANCH_LIMIT_PRINCIPLE}"))
+        "'git log --oneline HEAD --branches --not --remotes' lists them); then it is removed "
+        "by hand: git refuses a worktree with submodule stores without --force, and "
+        f"`branchkeeper worktree retire {wt}` keeps it (SKIP_SUBMODULE). Once that lists no "
+        f"commit, a human runs git worktree remove --force {wt}, which deletes the stores with "
+        f"it.\n\n{BRANCH_LIMIT_PRINCIPLE}"))
+    # what the text says: without --force git refuses, and retire keeps the worktree
+    refused = subprocess.run(["git", "worktree", "remove", str(wt)], cwd=repo.path,
+                             capture_output=True, text=True, check=False)
+    assert refused.returncode != 0 and "submodules cannot be moved or removed" in refused.stderr
+    code, out, _ = cli(capsys, repo, "worktree", "retire", str(wt))
+    assert code != 0 and "SKIP_SUBMODULE" in out and wt.is_dir()
     # without --force git refuses a worktree with submodules itself: nothing to lose
     assert check_and_hook_alike(f"git worktree remove {wt}", repo.path, monkeypatch,
                                 capsys)["verdict"] == "allow"

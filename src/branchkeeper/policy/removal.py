@@ -250,6 +250,12 @@ def worktree_remove_decision(path: str, *, force: bool, contents: WorktreeConten
     way = ("First " + "; ".join(steps) + "; then remove the worktree without --force ("
            + git_cmd("worktree", "remove", path) + "), or let `" + retire
            + "` check it for you.")
+    if force and contents.stores and not spelled:  # git refuses it without --force
+        way = ("First " + "; ".join(steps) + "; then it is removed by hand: git refuses a "
+               "worktree with submodule stores without --force, and `" + retire + "` keeps "
+               "it (SKIP_SUBMODULE). Once that lists no commit, a human runs "
+               + git_cmd("worktree", "remove", "--force", path)
+               + ", which deletes the stores with it.")
     if contents.ignored_blocking and contents.ignored_archivable and not head_lost and not lost \
             and not admin_problems:
         way += (" To keep the listed files and remove the worktree in one step: "
