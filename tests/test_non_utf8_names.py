@@ -71,3 +71,43 @@ def test_worktree_list_prints_the_name_as_the_sweep_does(
     listed = _bk(w, "worktree", "list", strict=True)
     assert (listed.returncode, listed.stderr) == (0, b"")
     assert NAME in listed.stdout and b"\\udcff" not in listed.stdout
+
+
+def test_a_repository_whose_path_is_not_utf8_works(tmp_path: Path) -> None:
+    """sweep, worktree list, delete, log and undo in a repository under a directory whose name
+    holds a byte that is not UTF-8: the path reaches git and the OS as its own bytes (it used
+    to be decoded with replacement characters, and every command said git could not run)."""
+    top = tmp_path / os.fsdecode(b"r-\xff")
+    bare = GitRepo.init_bare(top / "origin.git")
+    w = GitRepo.init(top / "work")
+    w.commit("initial", files={"README.md": "hello\n"})
+    w.git("remote", "add", "origin", str(bare.path))
+    w.git("push", "-q", "-u", "origin", "main")
+    w.switch("feat", create=True, start="main")
+    w.commit("feat work", files={"feat.txt": "feat\n"})
+    w.switch("main")
+    w.merge("feat")
+    w.git("push", "-q", "origin", "main")
+    raw = os.fsencode(w.path)
+    sweep = _bk(w, "sweep", strict=True)
+    assert (sweep.returncode, sweep.stderr) == (0, b"")
+    assert sweep.stdout.startswith(raw + b"  default: main  remote: origin")
+    assert b"    branchkeeper delete -- feat\n" in sweep.stdout
+    doc = json.loads(_bk(w, "sweep", "--json", strict=False).stdout.decode(
+        "utf-8", "surrogateescape"))
+    assert doc["repository"] == str(w.path)
+    listed = _bk(w, "worktree", "list", strict=True)
+    assert (listed.returncode, listed.stderr) == (0, b"")
+    assert raw in listed.stdout
+    deleted = _bk(w, "delete", "--", "feat", strict=True)
+    assert (deleted.returncode, deleted.stderr) == (0, b""), deleted.stdout
+    assert not w.has_ref("refs/heads/feat")
+    log = _bk(w, "log", strict=True)
+    lines = log.stdout.split(b"\n")
+    assert (log.returncode, lines[0].split()) == (
+        0, [b"ID", b"TIME", b"OP", b"STATUS", b"ITEMS", b"BUNDLE"])
+    assert lines[1].split()[2:5] == [b"delete", b"done", b"1"]
+    assert lines[1].split()[5].startswith(raw + b"/.git/branchkeeper/bundles/")
+    undo = _bk(w, "undo", strict=True)
+    assert (undo.returncode, undo.stderr) == (0, b"")
+    assert w.has_ref("refs/heads/feat")

@@ -250,12 +250,14 @@ def verify_bundle(repo: Path, path: Path, *, expected: Mapping[str, Oid] | None 
         if moved:
             raise BundleRaceError(moved)
     # --git-path may print a path relative to ``repo`` (--path-format needs git 2.31).
-    objects = (repo / run_git(["rev-parse", "--git-path", "objects"], cwd=repo).text.strip())
+    objects = (repo / run_git(["rev-parse", "--git-path", "objects"], cwd=repo).path_text.strip())
     scratch = Path(tempfile.mkdtemp(prefix=".verify-", dir=path.parent))
     try:
         run_git(["init", "-q", "--bare", str(scratch)], cwd=path.parent)
         (scratch / "objects" / "info").mkdir(parents=True, exist_ok=True)
-        (scratch / "objects" / "info" / "alternates").write_text(f"{objects.resolve()}\n")
+        # bytes: a repository path that is not UTF-8 must reach git as its own bytes
+        alternates = scratch / "objects" / "info" / "alternates"
+        alternates.write_bytes(os.fsencode(objects.resolve()) + b"\n")
         trial = run_git(["bundle", "unbundle", str(path)], cwd=scratch, check=False,
                         timeout=_BUNDLE_TIMEOUT_S)
         if trial.returncode != 0:

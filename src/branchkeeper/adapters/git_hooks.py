@@ -152,7 +152,7 @@ def hooks_dir(root: Path) -> tuple[Path, str]:
     """(the directory git runs hooks from, a note): ``git rev-parse --git-path hooks``, which
     honours ``core.hooksPath``. The note warns about a relative ``core.hooksPath`` (each
     worktree then has its own hooks directory)."""
-    out = run_git(["rev-parse", "--git-path", "hooks"], cwd=root).text.rstrip("\n")
+    out = run_git(["rev-parse", "--git-path", "hooks"], cwd=root).path_text.rstrip("\n")
     path = Path(out) if os.path.isabs(out) else (root / out)
     setting = run_git(["config", "--get", "core.hooksPath"], cwd=root, check=False).text.strip()
     note = ""

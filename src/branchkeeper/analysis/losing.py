@@ -195,7 +195,7 @@ def _merge_keeps(root: Path, old: Oid, new: Oid) -> bool:
         return False
     try:
         common = Path(run_git(["rev-parse", "--git-common-dir"], cwd=root,
-                              timeout=TIMEOUT_S).text.strip())
+                              timeout=TIMEOUT_S).path_text.strip())
         with scratch_objects(common if common.is_absolute() else root / common) as scratch:
             res = run_git(["merge-tree", "--write-tree", "--no-messages", new, old], cwd=root,
                           env=scratch.env(), check=False, timeout=TIMEOUT_S)

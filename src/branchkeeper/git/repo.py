@@ -239,7 +239,7 @@ def repo_facts(path: Path | str) -> RepoFacts:
     args = ["rev-parse", "--is-bare-repository", "--is-shallow-repository",
             "--absolute-git-dir", "--git-common-dir", "--show-toplevel"]
     result = run_git(args, cwd=where, check=False)
-    lines = result.text.splitlines()
+    lines = result.path_text.splitlines()  # paths: bytes that are not UTF-8 must survive
     if result.returncode != 0 and len(lines) == 4:
         lines.append("")  # bare, or inside the git dir: --show-toplevel has no answer
     elif result.returncode != 0 or len(lines) != 5:

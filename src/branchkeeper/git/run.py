@@ -153,6 +153,13 @@ class GitResult(NamedTuple):
         """stdout decoded as UTF-8 (invalid bytes replaced)."""
         return self.stdout.decode("utf-8", "replace")
 
+    @property
+    def path_text(self) -> str:
+        """stdout decoded as the OS decodes a path (UTF-8, a byte that is not held as a
+        surrogate escape): a path git printed round-trips to the same bytes when passed back
+        to git or the OS, where :attr:`text` would name a path that does not exist."""
+        return self.stdout.decode("utf-8", "surrogateescape")
+
 
 class _Counter:
     """Number of git processes started in this Python process."""

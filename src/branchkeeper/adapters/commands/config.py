@@ -85,7 +85,7 @@ def repository_root(directory: str | None) -> Path:
         raise NotARepositoryError(f"{start}: no such directory")
     # exit 128 = not a repository, or a bare one (no top level); say what git said.
     result = run_git(["rev-parse", "--show-toplevel"], cwd=start, check=False)
-    top = result.text.rstrip("\n")
+    top = result.path_text.rstrip("\n")
     if result.returncode != 0 or not top:
         said = result.stderr.decode("utf-8", "replace").strip().splitlines()
         detail = f" (git: {said[0]})" if said else ""
