@@ -72,6 +72,27 @@ def test_gone_worktree_sweep_suggests_prune_which_deletes_it(
     assert (doc["refused"], doc["gone"], doc["hint"], doc["held"], doc["blockers"]) == (
         True, True, "branchkeeper prune", None, [f"SKIP_PRUNABLE: {PRUNABLE}"])
 
+    code, out, _ = cli(capsys, w, "worktree", "retire", "--dry-run", str(wt))
+    assert code == 5
+    assert out == (
+        "dry run: nothing is changed\n"
+        f"would keep worktree {wt}: SKIP_PRUNABLE\n"
+        f"  blocker: SKIP_PRUNABLE: {PRUNABLE}\n"
+        "nothing to retire: its directory is gone and the entry holds nothing; branchkeeper "
+        "prune drops the entry (git worktree prune) and deletes its branch when proven\n")
+
+    refused = (f"refused: checked out in worktree {wt}, whose directory is gone: "
+               "`branchkeeper prune` drops the entry (git worktree prune, unless it holds work) "
+               "and then deletes the branch")
+    code, out, _ = cli(capsys, w, "delete", "--", "feat")
+    assert code == 5
+    assert out == ("delete: 1 branch (default branch main)\n"
+                   f"  refused        feat  {tip}  {refused}\n"
+                   "refused: 1 of 1 name cannot be deleted; nothing was deleted\n")
+    code, doc = cli_json(capsys, w, "prune", "--no-fetch", "--no-reap", "--dry-run")
+    assert code == 0  # a dry run prunes no entry: it says what the prune does
+    assert [(b["name"], b["action"], b["reason"]) for b in doc["branches"]] == [
+        ("feat", "refused", refused), ("main", "refused", "refused: the default branch")]
     code, out, _ = cli(capsys, w, "prune", "--no-fetch", "--no-reap")
     assert code == 0
     assert f"  deleted        feat  {tip}  {MERGED}\n" in norm(out)

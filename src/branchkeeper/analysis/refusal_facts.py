@@ -24,10 +24,12 @@ _REMOTES = "refs/remotes/"
 
 @dataclass(frozen=True, slots=True)
 class CheckedOut:
-    """Where a branch is checked out: the worktree ``path`` and whether it is the main one."""
+    """Where a branch is checked out: the worktree ``path``, whether it is the main one, and
+    whether its directory is gone (``prunable``: ``git worktree prune`` would drop the entry)."""
 
     path: str
     is_main: bool
+    prunable: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -104,7 +106,8 @@ def refusal_context(refs: Iterable[tuple[str, str, str]], config: Config, *,
     checked_out: dict[str, CheckedOut] = {}
     for wt in worktrees:
         if wt.branch and wt.branch.startswith(_HEADS):
-            checked_out.setdefault(wt.branch[len(_HEADS):], CheckedOut(str(wt.path), wt.is_main))
+            checked_out.setdefault(wt.branch[len(_HEADS):], CheckedOut(str(wt.path), wt.is_main,
+                                                                 wt.prunable))
     b = config.branches
     protected = set(b.protected_names)
     if default_name:

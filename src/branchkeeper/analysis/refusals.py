@@ -110,9 +110,15 @@ def _refused(refusal: Refusal, otherwise: CommandVerdict) -> CommandVerdict:
                           if otherwise.action is BranchAction.DELETE else "")
 
 
-def _with_worktree(refusal: Refusal, path: str) -> Refusal:
+def _with_worktree(refusal: Refusal, path: str, *, gone: bool = False) -> Refusal:
     """The refusal of ``prune``/``delete`` for a branch that ``sweep --clean`` deletes together
-    with its linked worktree: it says which command does it, and why this one does not."""
+    with its linked worktree: it says which command does it, and why this one does not. When
+    the worktree's directory is gone (``gone``: a prunable entry), neither retire nor ``sweep
+    --clean`` removes it: ``prune`` drops the entry first, unless it holds work."""
+    if gone:
+        return Refusal(refusal.kind, f"{refusal.reason}, whose directory is gone: `branchkeeper "
+                                     "prune` drops the entry (git worktree prune, unless it "
+                                     "holds work) and then deletes the branch")
     wt = shlex.quote(path)
     return Refusal(refusal.kind, f"{refusal.reason}: `branchkeeper sweep --clean` removes the "
                                  "worktree (unless it holds work) and then the branch; or "
@@ -124,8 +130,9 @@ def _stacked_checkout(name: str, checked_out: Refusal, ctx: RefusalContext) -> R
     removes first: retiring the worktree lifts the checkout, but not the stack rule when
     surviving branches are stacked on it, so then the refusal is the stack's, naming both."""
     stack = refuse_batch([name], ctx, ignore_checked_out=frozenset({name})).get(name)
+    where = ctx.checked_out[name]
     if stack is None or stack.kind is not RefusalKind.STACK:
-        return _with_worktree(checked_out, ctx.checked_out[name].path)
+        return _with_worktree(checked_out, where.path, gone=where.prunable)
     return Refusal(RefusalKind.STACK, f"{checked_out.reason} and {stack.reason}: "
                                       "`branchkeeper sweep --clean` removes the worktree "
                                       "(unless it holds work) and deletes the stack with it "
@@ -213,8 +220,8 @@ def with_refusals(records: list[BranchRecord], ctx: RefusalContext, *, here: Pat
                                           "removed first unless it holds work",
                             worktree=linked[r.name])
         if static is not None:
-            why = _with_worktree(static, linked[r.name]) if clean.action is go and \
-                r.name in linked else static
+            why = _with_worktree(static, linked[r.name], gone=ctx.checked_out[r.name].prunable) \
+                if clean.action is go and r.name in linked else static
             prune, delete = _refused(why, prune), _refused(
                 _stacked_checkout(r.name, static, ctx) if why is not static else why, delete)
         else:
