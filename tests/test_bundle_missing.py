@@ -140,3 +140,41 @@ def test_a_partial_clone_keeps_the_branch_whose_blob_it_never_fetched(
     assert branches(clone) == ["main", "old"]
     # nothing was fetched
     assert clone.git("cat-file", "--batch-all-objects", "--batch-check=%(objectname)") == have
+
+
+def _bundle_checks(w: GitRepo, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch,
+                   trace: Path) -> int:
+    """The ``rev-list --missing=print`` walks of one in-process ``sweep --json`` (git's own
+    trace; the stored result is bypassed by a ref change before each call)."""
+    trace.write_text("")
+    monkeypatch.setenv("GIT_TRACE", str(trace))
+    code, _ = cli_json(capsys, w, "sweep")
+    monkeypatch.delenv("GIT_TRACE")
+    assert code in (0, 1)
+    return sum(1 for line in trace.read_text().splitlines()
+               if " rev-list " in line and "--missing=print" in line)
+
+
+def test_a_warm_pass_checks_the_bundles_of_new_tips_only(
+        remote_and_clone: tuple[GitRepo, GitRepo], capsys: pytest.CaptureFixture[str],
+        monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """Each proven tip found complete is remembered: a pass after a ref change that brings no
+    new proven tip walks no bundle range (in a full repository, even once the default branch
+    moved), one that brings a merged branch walks once."""
+    _, w = remote_and_clone
+    _merged(w, {n: {f"{n}.txt": f"{n}\n"} for n in ("alpha", "omega")}, 10)
+    w.git("push", "-q", "origin", "main")
+    trace = tmp_path / "trace"
+    assert _bundle_checks(w, capsys, monkeypatch, trace) == 1
+    w.switch("unmerged", create=True, start="main")
+    w.commit("u", files={"u.txt": "u\n"}, days_ago=1)  # new, but not proven: nothing to bundle
+    w.switch("main")
+    assert _bundle_checks(w, capsys, monkeypatch, trace) == 0
+    w.commit("on main", files={"m.txt": "m\n"}, days_ago=1)  # the base moves, no tip is new:
+    w.git("push", "-q", "origin", "main")  # in a full repository a complete tip stays complete
+    assert _bundle_checks(w, capsys, monkeypatch, trace) == 0
+    _merged(w, {"beta": {"beta.txt": "b\n"}}, 2)  # a proven tip is new
+    w.git("push", "-q", "origin", "main")
+    assert _bundle_checks(w, capsys, monkeypatch, trace) == 1
+    w.git("branch", "-D", "unmerged")
+    assert _bundle_checks(w, capsys, monkeypatch, trace) == 0

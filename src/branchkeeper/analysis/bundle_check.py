@@ -13,7 +13,6 @@ file, ``--dry-run`` and the real run say the same.
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Iterable, Sequence
 from dataclasses import replace
 from pathlib import Path
@@ -47,6 +46,16 @@ def _deletes(r: BranchRecord) -> bool:
         acts.sweep_clean.action, acts.prune.action, acts.delete.action)
 
 
+def _complete_key(base: Oid | None, tip: Oid, *, partial: bool) -> str:
+    """The cache key of "``tip``'s bundle needs no missing object": against ``base`` in a
+    ``partial`` clone (a base that moves can bring history whose blobs were never fetched into
+    the range); in a full repository against any base, since every object a present commit
+    reaches is present there unless the store is damaged (object id prefixes: the cache is a
+    hint, and the bundle's own check decides)."""
+    against = (str(base)[:20] if base is not None else "-") if partial else "any"
+    return f"bundle-ok:{against}:{str(tip)[:20]}"
+
+
 def keep_unbundlable(root: Path, records: list[BranchRecord], *, base: Oid | None,
                      promisors: Sequence[str], cache: InventoryCache
                      ) -> tuple[list[BranchRecord], int]:
@@ -54,24 +63,30 @@ def keep_unbundlable(root: Path, records: list[BranchRecord], *, base: Oid | Non
     default branch's trusted tip, or full history when None) needs a missing object made
     ``kept`` with :func:`bundle_missing_reason`; and how many branches that kept. A git error
     keeps the records as they are (the command that writes the bundle still checks). ``cache``
-    remembers a set of tips and base found complete, so a warm pass runs no git."""
+    remembers each tip found complete (:func:`_complete_key`), so a warm pass checks only new
+    tips (one batch for all of them) and runs no git when there are none."""
     tips = sorted({r.local_tip for r in records if _deletes(r) and r.local_tip is not None})
     if not tips:
         return records, 0
-    # A warm pass over the same tips and base runs no git: a set found complete stays so
-    # unless an object is deleted behind git's back, which the bundle's own check still finds
-    key = "bundle-ok:" + hashlib.sha1(f"{base}:{','.join(tips)}".encode()).hexdigest()
-    if key in cache.counts:
-        cache.used_counts.add(key)
+    # A tip found complete stays so unless an object is deleted behind git's back, which the
+    # bundle's own check still finds: a warm pass checks only the tips it has not seen (a new
+    # or moved branch; in a partial clone, every tip once the base moved), a pass with none
+    # runs no git
+    keys = {t: _complete_key(base, t, partial=bool(promisors)) for t in tips}
+    todo = [t for t in tips if keys[t] not in cache.counts]
+    cache.used_counts.update(keys[t] for t in tips if keys[t] in cache.counts)
+    if not todo:
         return records, 0
     try:
-        lacking = bundle_lacking(root, tips, base)
+        lacking = bundle_lacking(root, todo, base)
     except GitError:
         return records, 0
+    for t in todo:
+        if str(t) not in lacking:
+            cache.counts[keys[t]] = 0
+            cache.used_counts.add(keys[t])
+            cache.changed = True
     if not lacking:
-        cache.counts[key] = 0
-        cache.used_counts.add(key)
-        cache.changed = True
         return records, 0
     out: list[BranchRecord] = []
     kept = 0
