@@ -85,3 +85,46 @@ def test_f7_a_descendant_of_the_detached_head_keeps_it(
                                 capsys)["verdict"] == "allow"  # it contains `head`
     assert check_and_hook_alike("git checkout --detach main", w.path, monkeypatch,
                                 capsys)["verdict"] == "deny"
+
+
+def test_f7_commits_only_a_worktree_head_reflog_holds_are_lost_work_and_keep_it(
+        remote_and_clone: tuple[GitRepo, GitRepo], tmp_path: Path,
+        capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    from tests.cleanuputil import cli, cli_json
+
+    _, repo = remote_and_clone
+    w, head = _detached(repo, tmp_path)
+    w.git("reset", "-q", "--hard", "main")  # outside the guard: the reflog alone holds `head`
+    (item,) = cli_json(capsys, repo, "sweep")[1]["lost_work"]
+    assert (item["kind"], item["detail"], item["secure"]) == (
+        "worktree_ref", "its HEAD reflog (logs/HEAD) alone holds 1 commit(s) no branch, tag or "
+        "remote holds", f"git push origin {head}:refs/heads/rescue/wt-HEAD-{head[:10]}")
+    code, out, _ = cli(capsys, repo, "worktree", "retire", str(w.path))
+    assert code == 3 and out.splitlines()[:2] == [
+        f"kept worktree {w.path}: SKIP_WORKTREE_REF",
+        "  blocker: SKIP_WORKTREE_REF: its own refs hold commits no branch, tag or remote holds: "
+        "logs/HEAD (1 commit(s))"]
+    checked = check_and_hook_alike(f"git worktree remove {w.path}", repo.path, monkeypatch,
+                                   capsys)
+    assert (checked["verdict"], checked["text"].splitlines()[:3]) == ("deny", [
+        f"[R-GIT-WORKTREE-REMOVE-FORCE] `git worktree remove {w.path}` would lose work:",
+        "refs of its own that hold commits no branch, tag or remote holds (the removal deletes "
+        "them):", "  - logs/HEAD (1 commit(s))"])
+    # the printed command secures it: nothing is at risk, the worktree goes
+    repo.git("push", "-q", "origin", f"{head}:refs/heads/rescue/wt-HEAD-{head[:10]}")
+    assert cli_json(capsys, repo, "sweep")[1]["lost_work"] == []
+    assert check_and_hook_alike(f"git worktree remove {w.path}", repo.path, monkeypatch,
+                                capsys)["verdict"] == "allow"
+
+
+def test_f7_a_head_reflog_whose_commits_a_branch_holds_keeps_nothing(
+        remote_and_clone: tuple[GitRepo, GitRepo], tmp_path: Path,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    from tests.cleanuputil import cli_json
+
+    _, repo = remote_and_clone
+    w, head = _detached(repo, tmp_path)
+    w.git("branch", "held", head)
+    w.git("reset", "-q", "--hard", "main")
+    lost = cli_json(capsys, repo, "sweep")[1]["lost_work"]
+    assert [i["kind"] for i in lost] == ["unpushed_branch"]  # the branch, not the reflog
