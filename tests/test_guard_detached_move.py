@@ -109,7 +109,10 @@ def test_f7_commits_only_a_worktree_head_reflog_holds_are_lost_work_and_keep_it(
     assert (checked["verdict"], checked["text"].splitlines()[:3]) == ("deny", [
         f"[R-GIT-WORKTREE-REMOVE-FORCE] `git worktree remove {w.path}` would lose work:",
         "refs of its own that hold commits no branch, tag or remote holds (the removal deletes "
-        "them):", "  - logs/HEAD (1 commit(s))"])
+        "them):", f"  - logs/HEAD (its HEAD reflog alone: 1 commit(s), the newest {head})"])
+    assert checked["way_out"].startswith(
+        f"First keep each listed ref's commits on a branch and push it (git -C {w.path} branch "
+        "'<name>' '<ref>'; for logs/HEAD, the newest commit listed); ")
     # the printed command secures it: nothing is at risk, the worktree goes
     repo.git("push", "-q", "origin", f"{head}:refs/heads/rescue/wt-HEAD-{head[:10]}")
     assert cli_json(capsys, repo, "sweep")[1]["lost_work"] == []

@@ -63,6 +63,14 @@ def held_label(ref: str) -> str:
     return "its HEAD reflog (logs/HEAD) alone" if ref == REFLOG else f"its own ref {ref}"
 
 
+def held_line(h: HeldRef) -> str:
+    """One held ref for the guard's lists: ``<ref> (<n> commit(s))``; for the HEAD reflog
+    (:data:`REFLOG`) with its newest such commit, the one to put on a branch."""
+    if h.ref == REFLOG:
+        return f"{REFLOG} (its HEAD reflog alone: {h.count} commit(s), the newest {h.tip})"
+    return f"{h.ref} ({h.count} commit(s))"
+
+
 def _walk(root: Path, tips: Sequence[Oid], keeping: Sequence[str], *, timeout: float,
           ignore_missing: bool = False) -> dict[str, list[str]]:
     """Commit -> parents, for every commit reachable from ``tips`` and from none of
