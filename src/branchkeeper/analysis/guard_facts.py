@@ -169,14 +169,14 @@ def read_worktree_contents(path: str, config: Config) -> WorktreeContents:
     has refs of its own). Raises GitError."""
     from branchkeeper.analysis.hidden_edits import read_work
     from branchkeeper.analysis.ignored import IgnoredRules, judge_ignored
-    from branchkeeper.analysis.worktree_store import held_line, own_refs_at_risk
+    from branchkeeper.analysis.worktree_store import own_refs_at_risk
 
     tracked, untracked, ignored, hidden = read_work(path, timeout=GUARD_TIMEOUT_S)
     verdict = judge_ignored(Path(path), ignored, IgnoredRules.from_config(config), file_cap=2000)
     held, stores = own_refs_at_risk(Path(path), timeout=GUARD_TIMEOUT_S)
     return WorktreeContents(tuple([*tracked, *untracked]), verdict.blocking,
                             verdict.archivable, tuple(hidden),
-                            tuple(held_line(h) for h in held), stores)
+                            tuple(f"{h.ref} ({h.count} commit(s))" for h in held), stores)
 
 
 def ignored_blocking(root: str, ignored: Sequence[str], config: Config) -> tuple[Blocked, ...]:

@@ -43,7 +43,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple
 
 from branchkeeper.analysis.hidden_edits import unflag_command
-from branchkeeper.analysis.worktree_store import HeldRef, held_label, unique_counts
+from branchkeeper.analysis.worktree_store import HeldRef, unique_counts
 from branchkeeper.git.parse import records
 from branchkeeper.git.run import run_git
 from branchkeeper.git.types import Oid, push_argv
@@ -314,7 +314,7 @@ def _store_items(w: WorktreeWork, remote: str | None) -> list[LostWork]:
         secure = (shlex.join(["git", "push", remote, f"{h.tip}:refs/heads/{name}"]) if remote
                   else shlex.join(["git", "branch", name, str(h.tip)]))
         items.append(LostWork(LostKind.WORKTREE_REF, w.path,
-                              f"{held_label(h.ref)} holds {h.count} commit(s) no branch, tag or "
+                              f"its own ref {h.ref} holds {h.count} commit(s) no branch, tag or "
                               "remote holds", secure, h.count, w.age_days, w.path))
     for store in w.stores:
         name = "rescue/" + (_SAFE.sub("-", f"{Path(w.path).name}-{store.name}")

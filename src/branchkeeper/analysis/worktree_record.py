@@ -56,7 +56,6 @@ from branchkeeper.analysis.worktree_status import (
 )
 from branchkeeper.analysis.worktree_store import (
     WorktreeStore,
-    held_label,
     initialised_submodules,
     read_stores,
 )
@@ -180,8 +179,8 @@ class WorktreeRecord:
         st = self.inputs.base.store
         if st is None:
             return None
-        parts = [f"{held_label(h.ref)} holds {h.count} commit(s) no branch, tag or remote "
-                 "holds" for h in st.held]
+        parts = [f"its own ref {h.ref} holds {h.count} commit(s) no branch, tag or remote holds"
+                 for h in st.held]
         if st.modules:
             parts.append(f"submodule store(s) {', '.join(st.modules)} in {st.admin / 'modules'}")
         if st.error is not None:

@@ -1,17 +1,16 @@
 """What a linked worktree's admin directory holds that a removal or ``git worktree prune`` would
-lose: per-worktree refs and HEAD reflogs holding commits nothing else holds, and submodule stores (the
+lose: per-worktree refs holding commits nothing else holds, and submodule stores (the
 :mod:`branchkeeper.git.worktree_admin` reads; second document, "Cleanup: isolation worktrees":
 every commit a worktree pins keeps a ref).
 
-Git processes: one ``rev-list`` for the per-worktree refs, HEAD reflog entries and detached
-HEADs of every worktree at once (none when there is none); per worktree with a ``.gitmodules``
-file and no submodule store, one ``git config --file`` listing its submodules' paths. The rest
-is a directory walk.
+Git processes: one ``rev-list`` for the per-worktree refs of every worktree at once (none when
+there is none); per worktree with a ``.gitmodules`` file and no submodule store, one
+``git config --file`` listing its submodules' paths. The rest is a directory walk.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -51,55 +50,6 @@ class WorktreeStore:
     error: str | None = None
 
 
-#: The name a worktree's HEAD reflog is listed under among its own refs (the file under its
-#: admin directory): the commits only it holds go with ``git worktree remove`` and ``prune``.
-REFLOG = "logs/HEAD"
-
-
-def held_label(ref: str) -> str:
-    """How a worktree's own ``ref`` is named in a line: ``its own ref REF``, or, for its HEAD
-    reflog (:data:`REFLOG`), ``its HEAD reflog
-    (logs/HEAD) alone``."""
-    return "its HEAD reflog (logs/HEAD) alone" if ref == REFLOG else f"its own ref {ref}"
-
-
-def held_line(h: HeldRef) -> str:
-    """One held ref for the guard's lists: ``<ref> (<n> commit(s))``; for the HEAD reflog
-    (:data:`REFLOG`) with its newest such commit, the one to put on a branch."""
-    if h.ref == REFLOG:
-        return f"{REFLOG} (its HEAD reflog alone: {h.count} commit(s), the newest {h.tip})"
-    return f"{h.ref} ({h.count} commit(s))"
-
-
-def _walk(root: Path, tips: Sequence[Oid], keeping: Sequence[str], *, timeout: float,
-          ignore_missing: bool = False) -> dict[str, list[str]]:
-    """Commit -> parents, for every commit reachable from ``tips`` and from none of
-    ``keeping``: one ``rev-list --parents --stdin`` (``--ignore-missing``: a tip whose object
-    is gone is skipped, as a reflog may name one). Raises :class:`GitError`."""
-    stdin = "".join(f"{t}\n" for t in sorted(set(tips))).encode()
-    walked = run_git(["rev-list", "--parents", "--stdin",
-                      *(["--ignore-missing"] if ignore_missing else []), "--not", *keeping],
-                     cwd=root, stdin=stdin, timeout=timeout).text
-    parents: dict[str, list[str]] = {}
-    for line in walked.splitlines():
-        commit, *rest = line.split()
-        parents[commit] = rest
-    return parents
-
-
-def _reach(parents: Mapping[str, list[str]], starts: Iterable[str]) -> set[str]:
-    """The commits of ``parents`` (:func:`_walk`) reachable from ``starts``."""
-    seen: set[str] = set()
-    todo = [str(s) for s in starts]
-    while todo:
-        c = todo.pop()
-        if c in seen or c not in parents:
-            continue
-        seen.add(c)
-        todo.extend(parents[c])
-    return seen
-
-
 def unique_counts(root: Path, tips: Mapping[str, Oid], keeping: Sequence[str], *,
                   timeout: float = DEFAULT_TIMEOUT_S) -> dict[str, tuple[Oid, int]]:
     """Ref -> (tip, commits reachable from it and from none of ``keeping``, ``rev-list``
@@ -109,64 +59,53 @@ def unique_counts(root: Path, tips: Mapping[str, Oid], keeping: Sequence[str], *
     :class:`GitError` when git fails (a missing object, say)."""
     if not tips:
         return {}
-    parents = _walk(root, list(tips.values()), keeping, timeout=timeout)
-    return {ref: (tip, len(seen)) for ref, tip in tips.items()
-            if (seen := _reach(parents, [tip]))}
-
-
-def _holders(a: AdminDir) -> list[Oid]:
-    """What ``a`` holds besides its reflog: its own refs' tips and its detached HEAD."""
-    return [*(o for _, o in a.refs), *([a.detached] if a.detached else [])]
-
-
-def _walk_admins(root: Path, admins: Iterable[AdminDir], *, timeout: float
-                 ) -> dict[str, list[str]]:
-    """:func:`_walk` of every own ref, reflog entry and detached HEAD of ``admins`` at once,
-    against :data:`KEEPING_ARGS` (no git process when there is none)."""
-    admins = list(admins)
-    tips = [t for a in admins for t in (*_holders(a), *a.reflog)]
-    if not tips:
-        return {}
-    return _walk(root, tips, KEEPING_ARGS, timeout=timeout,
-                 ignore_missing=any(a.reflog for a in admins))
-
-
-def _held(a: AdminDir, parents: Mapping[str, list[str]]) -> tuple[HeldRef, ...]:
-    """Its own refs holding commits of ``parents`` (nothing else holds them), then
-    :data:`REFLOG` for the commits only its HEAD reflog holds (not its HEAD, not its refs),
-    at the newest reflog entry among them."""
-    out = [HeldRef(ref, oid, len(seen)) for ref, oid in a.refs
-           if (seen := _reach(parents, [oid]))]
-    only = _reach(parents, a.reflog) - _reach(parents, _holders(a))
-    if only:
-        tip = next(o for o in reversed(a.reflog) if str(o) in only)
-        out.append(HeldRef(REFLOG, tip, len(only)))
-    return tuple(out)
+    stdin = "".join(f"{t}\n" for t in sorted(set(tips.values()))).encode()
+    walked = run_git(["rev-list", "--parents", "--stdin", "--not", *keeping], cwd=root,
+                     stdin=stdin, timeout=timeout).text
+    parents: dict[str, list[str]] = {}
+    for line in walked.splitlines():
+        commit, *rest = line.split()
+        parents[commit] = rest
+    out: dict[str, tuple[Oid, int]] = {}
+    for ref, tip in tips.items():
+        if str(tip) not in parents:
+            continue  # a keeping ref holds it
+        seen: set[str] = set()
+        todo = [str(tip)]
+        while todo:
+            c = todo.pop()
+            if c in seen or c not in parents:
+                continue
+            seen.add(c)
+            todo.extend(parents[c])
+        out[ref] = (tip, len(seen))
+    return out
 
 
 def read_stores(root: Path, common_dir: Path, worktrees: Sequence[Worktree]
                 ) -> dict[str, WorktreeStore]:
     """Worktree path (``str``) -> its :class:`WorktreeStore`, for every linked worktree whose
-    admin directory is found; its ``held`` lists its own refs and (:data:`REFLOG`) its HEAD
-    reflog holding commits nothing else holds (:func:`_held`). One ``rev-list`` when any
-    per-worktree ref or reflog exists; when it fails, every worktree with either gets
-    ``error`` (fails closed). Never raises."""
+    admin directory is found. One ``rev-list`` when any per-worktree ref exists; when it fails,
+    every worktree with such refs gets ``error`` (fails closed). Never raises."""
     where = admin_dirs(common_dir)
     read: dict[str, AdminDir] = {}
     for wt in worktrees:
         admin = where.get(str(wt.path))
         if admin is not None and not wt.is_main and not wt.bare:
             read[str(wt.path)] = read_admin_dir(admin)
+    tips = {(path, ref): oid for path, a in read.items() for ref, oid in a.refs}
     error = None
-    parents: dict[str, list[str]] = {}
+    counts: dict[str, tuple[Oid, int]] = {}
     try:
-        parents = _walk_admins(root, read.values(), timeout=DEFAULT_TIMEOUT_S)
+        counts = unique_counts(root, {f"{p}\0{r}": o for (p, r), o in tips.items()},
+                               KEEPING_ARGS)
     except GitError as exc:
         error = f"could not walk its own refs ({str(exc).splitlines()[0]})"
     out: dict[str, WorktreeStore] = {}
     for path, a in read.items():
-        held = _held(a, parents) if error is None else ()
-        why = a.unreadable or (error if a.refs or a.reflog else None)
+        held = tuple(HeldRef(ref, *counts[f"{path}\0{ref}"]) for ref, _oid in a.refs
+                     if f"{path}\0{ref}" in counts)
+        why = a.unreadable or (error if a.refs else None)
         out[path] = WorktreeStore(a.path, held, a.modules, a.modules_dir, why)
     return out
 
@@ -200,8 +139,7 @@ def own_refs_at_risk(path: Path, *, timeout: float = DEFAULT_TIMEOUT_S
                      ) -> tuple[tuple[HeldRef, ...], tuple[str, ...]]:
     """(its own refs holding commits nothing else holds, its submodule stores) of the linked
     worktree at ``path``, whose ``.git`` file names its admin directory: what removing it
-    loses beyond its files (its HEAD reflog among its refs: :func:`_held`). One ``rev-list``
-    when it has own refs or a reflog (none otherwise); a main
+    loses beyond its files. One ``rev-list`` when it has own refs (none otherwise); a main
     worktree or a directory that is no worktree gives ``((), ())``. Raises :class:`GitError`
     when git fails (the guard's callers turn that into a deny)."""
     admin = worktree_git_dir(path)
@@ -210,7 +148,8 @@ def own_refs_at_risk(path: Path, *, timeout: float = DEFAULT_TIMEOUT_S
     read = read_admin_dir(admin)
     if read.unreadable is not None:
         raise GitError(read.unreadable, argv=[], returncode=None)
-    held = _held(read, _walk_admins(path, [read], timeout=timeout))
+    counts = unique_counts(path, dict(read.refs), KEEPING_ARGS, timeout=timeout)
+    held = tuple(HeldRef(ref, *counts[ref]) for ref, _oid in read.refs if ref in counts)
     return held, tuple(str(admin / "modules" / m) for m in read.modules)
 
 
@@ -234,6 +173,17 @@ class GoneEntry:
         return self.head is not None or bool(self.held) or bool(self.modules)
 
 
+def _detached_head(admin: Path) -> Oid | None:
+    try:
+        text = (admin / "HEAD").read_text("ascii", "replace").strip()
+    except OSError:
+        return None
+    try:
+        return None if text.startswith("ref:") else Oid.parse(text)
+    except ValueError:
+        return None
+
+
 def gone_entries(root: Path, common_dir: Path, *, timeout: float = DEFAULT_TIMEOUT_S
                  ) -> list[GoneEntry]:
     """Every unlocked linked worktree entry of ``common_dir`` whose checkout is gone (its
@@ -242,16 +192,19 @@ def gone_entries(root: Path, common_dir: Path, *, timeout: float = DEFAULT_TIMEO
     :class:`GoneEntry`. The filesystem, plus one ``rev-list`` for every detached HEAD and
     own ref of those entries together (none when there is none). Raises :class:`GitError`
     when git fails or an entry's refs cannot be read (the guard denies then)."""
-    entries: list[tuple[str, AdminDir]] = []
+    entries: list[tuple[str, AdminDir, Oid | None]] = []
     for path, admin in sorted(admin_dirs(common_dir).items()):
         if (admin / "locked").exists() or (Path(path) / ".git").exists():
             continue
         read = read_admin_dir(admin)
         if read.unreadable is not None:
             raise GitError(read.unreadable, argv=[], returncode=None)
-        entries.append((path, read))
-    parents = _walk_admins(root, [a for _, a in entries], timeout=timeout)
-    return [GoneEntry(p, a.path, a.detached if a.detached and str(a.detached) in parents
-                      else None, _held(a, parents),
+        entries.append((path, read, _detached_head(admin)))
+    tips = {f"{p}\0{r}": o for p, a, _h in entries for r, o in a.refs}
+    tips.update({f"{p}\0HEAD": h for p, _a, h in entries if h is not None})
+    counts = unique_counts(root, tips, KEEPING_ARGS, timeout=timeout)
+    return [GoneEntry(p, a.path, h if f"{p}\0HEAD" in counts else None,
+                      tuple(HeldRef(r, *counts[f"{p}\0{r}"]) for r, _o in a.refs
+                            if f"{p}\0{r}" in counts),
                       tuple(str(a.path / "modules" / m) for m in a.modules))
-            for p, a in entries]
+            for p, a, h in entries]

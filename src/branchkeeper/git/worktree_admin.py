@@ -5,8 +5,6 @@ else does, read from the filesystem alone (no git process).
   a rebase): loose files under ``<admin>/refs/`` (and an ``<admin>/packed-refs`` if one exists).
   ``git for-each-ref`` run in another worktree does not list them, and ``git worktree remove``
   and ``git worktree prune`` delete them with the directory;
-- its **HEAD reflog** (``<admin>/logs/HEAD``): the commits its HEAD was moved away from, which
-  the removal and the prune delete with it;
 - its **submodule stores**: ``<admin>/modules/<name>/``, the git directories of the submodules
   initialised in that worktree. They can hold submodule commits that exist nowhere else, and
   ``git worktree prune`` deletes them too; ``git worktree remove`` refuses a worktree that has
@@ -42,11 +40,6 @@ class AdminDir:
     modules: tuple[str, ...] = ()
     modules_dir: bool = False
     unreadable: str | None = None
-    #: the commits its HEAD reflog (``<path>/logs/HEAD``) names, oldest first, each once:
-    #: what ``git worktree remove`` and ``prune`` delete with the directory
-    reflog: tuple[Oid, ...] = ()
-    #: its HEAD as a commit id when detached (``<path>/HEAD`` holds one), else ``None``
-    detached: Oid | None = None
 
 
 def admin_dirs(common_dir: Path) -> dict[str, Path]:
@@ -124,32 +117,4 @@ def read_admin_dir(admin: Path) -> AdminDir:
             if modules_dir else ()
     except OSError:
         modules = ("?",)  # present but unreadable: it still counts as a store
-    return AdminDir(admin, tuple(sorted(refs.items())), modules, modules_dir, unreadable,
-                    _reflog(admin), _oid_in(admin / "HEAD"))
-
-
-def _oid_in(path: Path) -> Oid | None:
-    try:
-        return Oid.parse(path.read_text("ascii", "replace").strip())
-    except (OSError, ValueError):
-        return None  # a symbolic HEAD (a branch), or none
-
-
-def _reflog(admin: Path) -> tuple[Oid, ...]:
-    """The new-value column of each ``logs/HEAD`` line, oldest first, each once; lines that
-    do not parse are skipped. Never raises."""
-    try:
-        lines = (admin / "logs" / "HEAD").read_text("ascii", "replace").splitlines()
-    except OSError:
-        return ()
-    seen: dict[Oid, None] = {}
-    for line in lines:
-        fields = line.split(" ", 2)
-        try:
-            oid = Oid.parse(fields[1])
-        except (IndexError, ValueError):
-            continue
-        if set(str(oid)) != {"0"}:
-            seen.pop(oid, None)
-            seen[oid] = None  # the newest occurrence decides the order
-    return tuple(seen)
+    return AdminDir(admin, tuple(sorted(refs.items())), modules, modules_dir, unreadable)

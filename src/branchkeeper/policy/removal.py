@@ -179,10 +179,8 @@ def _admin_loss(path: str, contents: WorktreeContents, *, force: bool
         problems.append("refs of its own that hold commits no branch, tag or remote holds "
                         "(the removal deletes them):")
         problems += listed(list(contents.own_refs))
-        reflog = any(r.startswith("logs/HEAD ") for r in contents.own_refs)
         steps.append("keep each listed ref's commits on a branch and push it ("
-                     + git_cmd("-C", path, "branch", "<name>", "<ref>")
-                     + ("; for logs/HEAD, the newest commit listed" if reflog else "") + ")")
+                     + git_cmd("-C", path, "branch", "<name>", "<ref>") + ")")
     if force and contents.stores:
         problems.append("submodule stores (--force deletes them with any submodule commit "
                         "only they hold):")

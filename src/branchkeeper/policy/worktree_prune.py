@@ -15,12 +15,7 @@ from pathlib import Path
 
 from branchkeeper.analysis.guard_facts import GUARD_TIMEOUT_S, WorktreeContents
 from branchkeeper.analysis.lost_work import rescue_command
-from branchkeeper.analysis.worktree_store import (
-    GoneEntry,
-    gone_entries,
-    held_label,
-    held_line,
-)
+from branchkeeper.analysis.worktree_store import GoneEntry, gone_entries
 from branchkeeper.policy.decision import ALLOW, Decision, Verdict, listed
 from branchkeeper.policy.facts import GuardFacts
 from branchkeeper.shell.quoting import shell_quote
@@ -39,7 +34,7 @@ def entry_problems(e: GoneEntry) -> tuple[list[str], list[str]]:
                         "remote-tracking ref")
         steps.append(rescue_command(label, e.head, None))
     for h in e.held:
-        problems.append(f"{held_label(h.ref)} holds {h.count} commit(s) no branch, tag or "
+        problems.append(f"its own ref {h.ref} holds {h.count} commit(s) no branch, tag or "
                         "remote holds")
         steps.append(rescue_command(f"{label}-{h.ref.rsplit('/', 1)[-1]}", h.tip, None))
     for store in e.modules:
@@ -94,6 +89,6 @@ def gone_contents(facts: GuardFacts, path: str) -> WorktreeContents | None:
                           timeout=GUARD_TIMEOUT_S):
         if e.path == path:
             return WorktreeContents((), (), True, (),
-                                    tuple(held_line(h) for h in e.held),
+                                    tuple(f"{h.ref} ({h.count} commit(s))" for h in e.held),
                                     e.modules)
     return None
