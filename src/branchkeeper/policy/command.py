@@ -227,6 +227,7 @@ def rule_ids() -> tuple[str, ...]:
         hooks_bypass,
         push,
         rebase,
+        ref_loss,
         removal,
         rm,
         stop,
@@ -236,7 +237,7 @@ def rule_ids() -> tuple[str, ...]:
     )
 
     found = {value for module in (creation, deletion, detached, discard, evacuation, hooks_bypass, push,
-                                  rebase, removal, rm, stop, tamper, unread, worktree_name)
+                                  rebase, ref_loss, removal, rm, stop, tamper, unread, worktree_name)
              for name, value in vars(module).items()
              if name.startswith("R_") and isinstance(value, str) and value.startswith("R-")}
     return tuple(sorted(found))

@@ -25,7 +25,7 @@ from branchkeeper.errors import BranchkeeperError
 from branchkeeper.policy.decision import ALLOW, Decision, Verdict, listed
 from branchkeeper.policy.facts import GuardFacts, GuardRepos, git_failed
 from branchkeeper.policy.plan import Plan, deleted_refs, describe
-from branchkeeper.policy.removal import R_OVERWRITE
+from branchkeeper.policy.ref_loss import R_OVERWRITE
 from branchkeeper.policy.unread import unparsed_decision
 from branchkeeper.shell.gitrebase import RebaseOnto
 from branchkeeper.shell.model import GitInvocation
