@@ -122,7 +122,7 @@ def test_prune_fetch_failure_content_tier_and_unresolved(tmp_path: Path,
     repo.commit("m2", files={"f": "final\n"}, days_ago=7)
     code, doc = cli_json(capsys, repo, "prune")
     assert code == 0
-    assert doc["notes"][0].startswith("fetch from origin failed (git failed: git fetch --prune")
+    assert doc["notes"][0].startswith("fetch from origin failed (exit 128: fatal: ")
     assert doc["notes"][0].endswith("; pruning on local data")
     assert [(i["name"], i["action"], i["reason"]) for i in doc["branches"]] == [
         ("content", "deleted", "every file it changed is identical on main"),

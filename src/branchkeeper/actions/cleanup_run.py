@@ -92,15 +92,33 @@ def run_sweep_clean(facts: RepoFacts, config: Config, *, dry: bool,
     return _stopped(outcome, signals)
 
 
+def fetch_argv(remote: str) -> list[str]:
+    """The arguments of the one fetch ``prune`` makes: every branch of ``remote`` into
+    ``refs/remotes/<remote>/`` and nothing else, whatever the configuration says. A configured
+    fetch refspec may write local branches (``+refs/heads/main:refs/heads/feat``, or a mirror's
+    ``+refs/*:refs/*``, which ``--prune`` turns into deleting every branch the remote lacks),
+    prune local tags (``pruneTags``), fetch submodules or start ``gc --auto`` (whose worktree
+    prune drops admin directories that hold work): the explicit refspec with an empty
+    ``--refmap`` (the configured refspecs are not even used to map it) and the options rule each
+    out. Its output is never parsed."""
+    return ["-c", "fetch.pruneTags=false", "-c", f"remote.{remote}.pruneTags=false",
+            "fetch", "--refmap=", "--prune", "--no-tags", "--no-recurse-submodules", "--no-auto-gc",
+            "--quiet", "--", remote, f"+refs/heads/*:refs/remotes/{remote}/*"]
+
+
 def _fetch(facts: RepoFacts, config: Config) -> str:
-    """``git fetch --prune <remote>`` bounded by ``branches.sweep.fetch_timeout_s``; a note."""
+    """:func:`fetch_argv` bounded by ``branches.sweep.fetch_timeout_s``; a note."""
     remote = config.branches.remote
     try:
-        run_git(["fetch", "--prune", "--quiet", "--", remote], cwd=facts.root,
+        run_git(fetch_argv(remote), cwd=facts.root,
                 timeout=config.branches.sweep.fetch_timeout_s)
     except GitError as exc:
-        first = str(exc).splitlines()[0]
-        return f"fetch from {remote} failed ({first}); pruning on local data"
+        said = [line.strip() for line in (exc.stderr or b"").decode("utf-8", "replace")
+                .splitlines() if line.strip()]
+        why = next((line for line in said if line.startswith(("fatal:", "error:"))),
+                   said[0] if said else exc.summary)
+        code = f"exit {exc.returncode}: " if exc.returncode is not None else ""
+        return f"fetch from {remote} failed ({code}{why}); pruning on local data"
     return f"fetched {remote} (--prune)"
 
 

@@ -29,7 +29,8 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p = sub.add_parser(
         "prune", help="fetch, prune worktrees, delete every proven branch (session start)",
         description=(
-            "git fetch --prune (bounded by branches.sweep.fetch_timeout_s; a failure is "
+            "git fetch --prune into refs/remotes/<remote>/ only, whatever the configured "
+            "refspecs say (bounded by branches.sweep.fetch_timeout_s; a failure is "
             "reported and the prune continues on local data), git worktree prune (a "
             "detached HEAD of a prunable worktree that no ref holds is pinned under "
             "refs/branchkeeper/pinned/ first; when it cannot be, nothing is pruned), start "
