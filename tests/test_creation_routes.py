@@ -54,6 +54,11 @@ ROUTES = [
     ("git fetch origin v1:tags/v1", []),
     ("git fetch origin main", []),
     ("git fetch --dry-run origin main:new", []),
+    ("git pull origin main:new", [("new", "fetch_create", None, False, False, None)]),
+    ("git pull --rebase -X ours origin +main:refs/heads/new", [("new", "fetch_create", None,
+                                                               False, False, None)]),
+    ("git pull origin main", []),
+    ("git pull origin main:refs/remotes/origin/new", []),
     ("git fetch origin 'refs/heads/*:refs/heads/*'", [("*", "fetch_create", None, False, True,
                                                        None)]),
     ("git push origin HEAD:refs/heads/new", [("new", "push_create", "HEAD", False, False,
@@ -90,11 +95,13 @@ NEW_ROUTES = ["git branch -c a new", "git branch -C a new", "git branch --copy n
               "git stash branch new", "git update-ref refs/heads/new HEAD",
               "git fetch origin main:new", "git fetch origin +main:refs/heads/new",
               "git push origin HEAD:refs/heads/new", "git push origin a:new",
-              "git push . main:new"]
+              "git push . main:new", "git pull origin main:new",
+              "git pull --rebase origin main:new", "git pull origin +main:refs/heads/new"]
 HARMLESS = ["git branch -m b renamed", "git branch -M b renamed",
             "git fetch origin main:refs/remotes/origin/new", "git push origin a",
             "git push origin HEAD:refs/heads/a", "git push origin a:main",
-            "git update-ref refs/heads/a a", "git fetch origin a:a", "git stash branch a"]
+            "git update-ref refs/heads/a a", "git fetch origin a:a", "git stash branch a",
+            "git pull origin main:refs/remotes/origin/new"]
 
 
 def _verdict(cmd: str, repo: GitRepo) -> tuple[str, str | None, str]:

@@ -226,14 +226,14 @@ def overwrites(g: GitInvocation) -> tuple[Destruction, ...]:
             return ()
         new = p.operands[0][0] if len(p.operands) == 2 else "HEAD"
         return (_overwrite(p.operands[-1][0], new, g.dynamic or p.unknown, g.cwd),)
-    if sub == "fetch":
+    if sub in ("fetch", "pull"):
         return _fetch_overwrites(g)
     if sub == "update-ref":
         return _update_ref_moves(g)
     return ()
 
 
-_FETCH = gitopts.spec(
+_FETCH_TEXT = (
     "|all a|append |atomic |depth= |deepen= |shallow-since= |shallow-exclude= |unshallow "
     "|update-shallow |negotiation-tip= |negotiate-only |dry-run |porcelain |write-fetch-head "
     "f|force k|keep |multiple |auto-maintenance |auto-gc |write-commit-graph |prefetch p|prune "
@@ -241,6 +241,23 @@ _FETCH = gitopts.spec(
     "|submodule-prefix= |recurse-submodules-default= u|update-head-ok |upload-pack= q|quiet "
     "v|verbose |progress o|server-option= |show-forced-updates 4|ipv4 6|ipv6 |filter= |stdin"
 )
+_FETCH = gitopts.spec(_FETCH_TEXT)
+
+
+# `git pull`'s own options (builtin/pull.c): the rest are fetch's, which pull hands to fetch with
+# its refspecs.
+_PULL = gitopts.spec(
+    _FETCH_TEXT + " r|rebase? n |stat |summary |log? |signoff? |squash |commit e|edit "
+    "|cleanup= |ff |ff-only |verify |verify-signatures |autostash s|strategy= "
+    "X|strategy-option= S|gpg-sign? |allow-unrelated-histories"
+)
+
+
+def fetch_parse(g: GitInvocation) -> gitopts.Parsed:
+    """``g``'s words read by git's option rules for ``git fetch``, or for ``git pull``, which
+    hands its repository, refspecs and fetch options to fetch: the operands are
+    ``[REPOSITORY, REFSPEC...]`` either way, so both are judged by the same reading."""
+    return gitopts.parse(g.args, g.args_dynamic, _PULL if g.subcommand == "pull" else _FETCH)
 
 
 def _dst_branch(spec: str) -> tuple[bool, str] | None:
@@ -248,15 +265,24 @@ def _dst_branch(spec: str) -> tuple[bool, str] | None:
     forced = spec.startswith("+")
     body = spec[1:] if forced else spec
     src, colon, dst = body.partition(":")
-    if not colon or not src or not dst:
-        return None
+    ref = branch_ref(dst) if colon and src and dst else None
+    return None if ref is None else (forced, ref)
+
+
+def branch_ref(dst: str) -> str | None:
+    """The full ref a refspec's destination ``dst`` names when it is a branch, else None:
+    ``refs/heads/x`` as it is, ``heads/x`` and an unqualified ``x`` under ``refs/heads/``
+    (remote.c ``get_local_ref``); ``refs/remotes/...``, ``refs/tags/...``, ``tags/x`` and
+    ``remotes/x`` are no branch."""
     if dst.startswith("refs/"):
-        return (forced, dst) if dst.startswith("refs/heads/") else None
-    return forced, "refs/heads/" + dst
+        return dst if dst.startswith("refs/heads/") else None
+    if dst.startswith(("tags/", "remotes/")):
+        return None
+    return "refs/heads/" + dst.removeprefix("heads/")
 
 
 def _fetch_overwrites(g: GitInvocation) -> tuple[Destruction, ...]:
-    p = gitopts.parse(g.args, g.args_dynamic, _FETCH)
+    p = fetch_parse(g)
     if p.has("dry-run") or len(p.operands) < 2:
         return ()
     force = p.has("force")

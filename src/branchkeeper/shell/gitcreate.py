@@ -3,7 +3,7 @@
 :func:`creations` reads the routes :func:`branchkeeper.shell.gitargv.creation` knows (``switch
 -c``, ``checkout -b``, ``branch NAME``, ``worktree add``) and the routes that create a branch
 under another name: a copy (``branch -c/-C/--copy``), ``stash branch``, ``update-ref
-refs/heads/NEW``, a ``fetch`` refspec whose destination is a local branch, and a ``push``
+refs/heads/NEW``, a ``fetch`` (or ``pull``) refspec whose destination is a local branch, and a ``push``
 refspec that creates a branch on a remote (or, to ``.``, in this repository). One function per
 subcommand, in :data:`_ROUTES`. Pure; whether the name exists already is for the caller (git
 creates nothing then, or moves the branch: :func:`gitargv.overwrites` reads that).
@@ -16,13 +16,14 @@ from collections.abc import Callable
 from branchkeeper.shell import gitopts
 from branchkeeper.shell.gitargv import (
     _BRANCH,
-    _FETCH,
     _PUSH,
     _UPDATE_REF,
     _ZERO_OID,
     Creation,
     _last_value,
+    branch_ref,
     creation,
+    fetch_parse,
 )
 from branchkeeper.shell.model import GitInvocation
 
@@ -103,18 +104,6 @@ def _local(ref: str, start: str | None, route: str, dynamic: bool,
                     needs_existence_check=True, candidate_existing=name)
 
 
-def branch_ref(dst: str) -> str | None:
-    """The full ref a refspec's destination ``dst`` names when it is a branch, else None:
-    ``refs/heads/x`` as it is, ``heads/x`` and an unqualified ``x`` under ``refs/heads/``
-    (remote.c ``get_local_ref``); ``refs/remotes/...``, ``refs/tags/...``, ``tags/x`` and
-    ``remotes/x`` are no branch."""
-    if dst.startswith("refs/"):
-        return dst if dst.startswith("refs/heads/") else None
-    if dst.startswith(("tags/", "remotes/")):
-        return None
-    return "refs/heads/" + dst.removeprefix("heads/")
-
-
 def _refspec_dsts(specs: tuple[tuple[str, bool], ...], *, empty_src: bool
                   ) -> list[tuple[str, str, bool]]:
     """(source, branch ref, dynamic) of each ``src:dst`` refspec whose destination is a
@@ -133,8 +122,9 @@ def _refspec_dsts(specs: tuple[tuple[str, bool], ...], *, empty_src: bool
 def _fetch(g: GitInvocation) -> tuple[Creation, ...]:
     """``git fetch REMOTE SRC:DST`` where DST is a branch (``main:new``,
     ``+src:refs/heads/new``): DST is created when it does not exist. A remote-tracking or tag
-    destination creates no branch; ``--dry-run``, ``--multiple`` and ``--stdin`` name none."""
-    p = gitopts.parse(g.args, g.args_dynamic, _FETCH)
+    destination creates no branch; ``--dry-run``, ``--multiple`` and ``--stdin`` name none.
+    ``git pull REMOTE SRC:DST`` is the same route: pull hands its refspecs to fetch."""
+    p = fetch_parse(g)
     if p.has("dry-run", "multiple", "stdin", "all") or len(p.operands) < 2:
         return ()
     dynamic = g.dynamic or p.unknown
@@ -175,4 +165,4 @@ def _push(g: GitInvocation) -> tuple[Creation, ...]:
 
 _ROUTES: dict[str, Callable[[GitInvocation], tuple[Creation, ...]]] = {
     "branch": _branch, "stash": _stash, "update-ref": _update_ref, "fetch": _fetch,
-    "push": _push}
+    "pull": _fetch, "push": _push}

@@ -1,0 +1,89 @@
+"""Branch routes an outside trial found the guard missed (issue 17): `git pull` refspecs, which
+pull hands to fetch and which are judged as fetch's. Each is decided through `branchkeeper check`
+on real repositories, in the state where work is at risk and the one where nothing is, the whole
+decision asserted, and the PreToolUse hook answers alike."""
+
+from __future__ import annotations
+
+import pytest
+
+from branchkeeper.policy.principle import BRANCH_LIMIT_PRINCIPLE
+from tests.gitrepo import GitRepo
+from tests.hookutil import check_and_hook_alike
+
+
+@pytest.fixture
+def feat(remote_and_clone: tuple[GitRepo, GitRepo]) -> GitRepo:
+    """A clone on main; ``feat`` holds one commit, ``w``, that no other ref holds."""
+    _, work = remote_and_clone
+    work.switch("feat", create=True)
+    work.commit("w", files={"w.txt": "w\n"})
+    work.switch("main")
+    return work
+
+
+def _overwrite_deny(command: str, branch: str, tip: str) -> str:
+    return (
+        f"[R-GIT-BRANCH-OVERWRITE] `{command}` would overwrite an existing branch and lose work: "
+        "no other branch, tag or remote-tracking ref contains the current tip of the branch "
+        "below, and the new value does not contain it (1 commit would be reachable from no "
+        f"ref):\n  - {branch} at {tip}\n\nKeep the work first: push it (git push -u origin "
+        f"{branch}) or keep it on another branch (git branch {branch}-keep {branch}); then the "
+        "overwrite is allowed. Or use a new branch name instead; or ask a human.\n\n"
+        + BRANCH_LIMIT_PRINCIPLE)
+
+
+PULL_OVERWRITES = ["git pull origin +main:feat", "git pull --force origin main:feat",
+                   "git pull --no-rebase origin +main:refs/heads/feat",
+                   "git pull --rebase -X ours origin +main:heads/feat"]
+
+
+@pytest.mark.parametrize("cmd", PULL_OVERWRITES)
+def test_f03_pull_force_moving_a_branch_is_denied_as_the_fetch(
+        cmd: str, feat: GitRepo, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    tip = feat.rev("feat")[:10]
+    fetch = "git fetch origin +main:feat"
+    assert check_and_hook_alike(fetch, feat.path, monkeypatch, capsys)["text"] == \
+        _overwrite_deny(fetch, "feat", tip)
+    assert check_and_hook_alike(cmd, feat.path, monkeypatch, capsys)["text"] == \
+        _overwrite_deny(cmd, "feat", tip)
+
+
+@pytest.mark.parametrize("cmd", [*PULL_OVERWRITES, "git pull origin main:feat",
+                                 "git pull --dry-run origin +main:feat"])
+def test_f03_pull_over_a_pushed_branch_is_allowed(
+        cmd: str, feat: GitRepo, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    """Contrast: once feat is pushed nothing is lost; a plain (fast-forward only) refspec and a
+    dry run never lose a commit."""
+    feat.git("push", "-q", "origin", "feat")
+    checked = check_and_hook_alike(cmd, feat.path, monkeypatch, capsys)
+    assert (checked["verdict"], checked["text"]) == ("allow", "")
+
+
+def test_f03_pull_denied_as_the_fetch_runs_and_loses_nothing(feat: GitRepo) -> None:
+    """The plain refspec the denial leaves is the one git refuses to move: the commit stays."""
+    tip = feat.rev("feat")
+    feat.git("pull", "-q", "--no-rebase", "origin", "main:feat", check=False)
+    assert feat.rev("feat") == tip
+
+
+def test_f04_pull_creating_a_branch_past_the_cap_is_denied_as_the_fetch(
+        feat: GitRepo, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    feat.path.joinpath(".branchkeeper.yaml").write_text("branches:\n  wip: {cap: 1}\n")
+    fetch = check_and_hook_alike("git fetch origin main:new", feat.path, monkeypatch, capsys)
+    assert fetch["rule_id"] == "R-BRANCH-WIP-CAP"
+    for cmd in ("git pull origin main:new", "git pull --rebase origin main:new",
+                "git pull origin +main:refs/heads/new"):
+        checked = check_and_hook_alike(cmd, feat.path, monkeypatch, capsys)
+        assert (checked["verdict"], checked["rule_id"], checked["text"]) == \
+            ("deny", "R-BRANCH-WIP-CAP", fetch["text"]), cmd
+    # contrasts: a pull into a remote-tracking ref, or one that creates nothing
+    for cmd in ("git pull origin main", "git pull origin main:refs/remotes/origin/new"):
+        checked = check_and_hook_alike(cmd, feat.path, monkeypatch, capsys)
+        assert (checked["verdict"], checked["text"]) == ("allow", ""), cmd
+    feat.path.joinpath(".branchkeeper.yaml").write_text("branches:\n  wip: {cap: 5}\n")
+    checked = check_and_hook_alike("git pull origin main:new", feat.path, monkeypatch, capsys)
+    assert (checked["verdict"], checked["text"]) == ("allow", "")
