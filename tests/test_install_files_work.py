@@ -1,4 +1,5 @@
-"""The untracked files ``branchkeeper install`` writes are its own output, not work; any other
+"""The untracked files ``branchkeeper install`` writes are its own output, not work, judged by
+their content: one with anything of the user's in it is work (F07); any other
 file under a host's directory (``.claude/``, ``.codex/``, ...) is work for every reader: the
 sweep's LOST WORK RISK, --fail-on-risk, retire, the guard and the Stop guard (real
 repositories)."""
@@ -13,10 +14,11 @@ import pytest
 
 from branchkeeper.actions.worktree_removal import git_worktree_remove
 from branchkeeper.adapters.cli import main
-from branchkeeper.model.hook_command import INSTALL_FILES
+from branchkeeper.analysis.hidden_edits import install_written
+from branchkeeper.model.hook_command import INSTALL_FILES, install_output
 from tests.cleanuputil import cli, cli_json
 from tests.gitrepo import GitRepo
-from tests.hookutil import check_and_hook_alike
+from tests.hookutil import check_and_hook_alike, run_hook
 from tests.reaputil import add_worktree, age_files
 
 HOSTS = ("claude", "codex", "cursor", "gemini", "copilot")
@@ -123,3 +125,99 @@ def test_report_counts_the_host_directory_file_and_not_the_install_files(
     (wt / ".claude" / "commands").mkdir()
     (wt / ".claude" / "commands" / "ship.md").write_text("ship it\n")
     assert report() == (1, 1)
+
+
+_USER_FILES = {
+    # Claude Code's own local settings ("always allow" rules); install never ran
+    "claude-local": (".claude/settings.local.json",
+                     '{"permissions":{"allow":["Bash(npm test:*)","Bash(make deploy)"]}}\n'),
+    # a hand-written Gemini CLI configuration (an MCP server)
+    "gemini-hand-written": (".gemini/settings.json",
+                            '{"mcpServers":{"db":{"command":"my-db-server"}}}\n'),
+}
+
+
+def _user_file(wt: Path, case: str, capsys: pytest.CaptureFixture[str]) -> tuple[str, bytes]:
+    if case == "claude-installed-then-edited":
+        assert main(["-C", str(wt), "install", "--host", "claude"]) == 0
+        capsys.readouterr()
+        name = ".claude/settings.json"
+        data = json.loads((wt / name).read_text())
+        (wt / name).write_text(json.dumps({**data, "model": "opus"}, indent=2) + "\n")
+    else:
+        name, text = _USER_FILES[case]
+        (wt / name).parent.mkdir(parents=True, exist_ok=True)
+        (wt / name).write_text(text)
+    return name, (wt / name).read_bytes()
+
+
+@pytest.mark.parametrize("case", [*_USER_FILES, "claude-installed-then-edited"])
+def test_an_install_named_file_holding_the_users_content_is_work(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch,
+        case: str) -> None:
+    repo, wt = _merged_worktree(tmp_path)
+    name, data = _user_file(wt, case, capsys)
+    age_files(wt, 400)
+    code, out, _ = cli(capsys, repo, "sweep")
+    block = out[out.index("LOST WORK RISK:"):].split("\n\n")[0]
+    assert (code, block) == (
+        0, "LOST WORK RISK: 1 dirty worktree(s) exist only in this clone\n"
+           f"  worktree {wt}  1 uncommitted or untracked file(s): {name}\n"
+           f"    secure it: git -C {wt} add -- {name} && git -C {wt} commit -m 'WIP: save work'")
+    code, doc = cli_json(capsys, repo, "worktree", "list")
+    (row,) = [w for w in doc["worktrees"] if w["path"] == str(wt)]
+    assert (row["dirty"], row["retire"]["disposition"]) == (
+        {"tracked": 0, "untracked": 1}, "SKIP_DIRTY")
+    checked = check_and_hook_alike(f"git worktree remove --force {wt}", repo.path, monkeypatch,
+                                   capsys)
+    assert checked["verdict"] == "deny"
+    assert f"uncommitted changes or untracked files:\n  - {name}\n" in checked["text"]
+    assert cli(capsys, repo, "sweep", "--clean")[0] == 0
+    assert (wt / name).read_bytes() == data
+    removed = run_hook("WorktreeRemove", {"session_id": "S7", "cwd": str(repo.path),
+                                          "hook_event_name": "WorktreeRemove",
+                                          "worktree_path": str(wt)})
+    assert removed.returncode == 0, removed.stderr
+    assert (wt / name).read_bytes() == data
+    assert git_worktree_remove(repo.path, wt) == (
+        f"fatal: '{wt}' contains modified or untracked files, use --force to delete it")
+    assert (wt / name).read_bytes() == data
+
+
+@pytest.mark.parametrize(("text", "ours"), [
+    ("{}", True),
+    ('{"hooks": {}}', True),
+    ('{"version": 1, "hooks": {"stop": [{"command": "branchkeeper-hook cursor stop"}]}}', True),
+    ('{"hooks": {"Stop": [{"hooks": [{"type": "command", "command": '
+     '"branchkeeper-hook claude Stop", "timeout": 5}]}]}}', True),
+    ('{"hooks": {"Stop": [{"hooks": [{"type": "command", "command": '
+     '"branchkeeper-hook claude Stop"}, {"type": "command", "command": "make lint"}]}]}}', False),
+    ('{"hooks": {"stop": [{"command": "branchkeeper-hook cursor stop"}, '
+     '{"command": "notify-send done"}]}}', False),
+    ('{"hooks": {"Stop": [{"matcher": "", "note": "mine", "hooks": []}]}}', False),
+    ('{"version": 2, "hooks": {}}', False),
+    ('{"version": true}', False),
+    ('{"hooks": {}, "model": "opus"}', False),
+    ('{"hooks": []}', False),
+    ("[]", False),
+    ("{not json", False),
+    ("", False),
+    ("{}" + " " * (1 << 20), False),  # longer than what is read: work
+])
+def test_install_output_is_only_our_hook_entries(text: str, ours: bool) -> None:
+    assert install_output(".claude/settings.json", text.encode()) is ours
+
+
+def test_install_written_reads_only_install_files_as_regular_files(tmp_path: Path) -> None:
+    (tmp_path / ".claude").mkdir()
+    (tmp_path / "other.json").write_text("{}")
+    (tmp_path / ".claude" / "settings.local.json").symlink_to(tmp_path / "other.json")
+    (tmp_path / ".claude" / "settings.json").mkdir()
+    (tmp_path / ".gemini").mkdir()
+    (tmp_path / ".gemini" / "settings.json").write_bytes(b"\xff{}")
+    (tmp_path / ".codex").mkdir()
+    (tmp_path / ".codex" / "hooks.json").write_text("{}")
+    assert [install_written(tmp_path, p) for p in (
+        "other.json", ".claude/settings.local.json", ".claude/settings.json",
+        ".gemini/settings.json", ".codex/hooks.json", ".cursor/hooks.json")] == [
+        False, False, False, False, True, False]

@@ -23,7 +23,7 @@ import shutil
 from pathlib import Path
 
 from branchkeeper.actions.archive import archive_files
-from branchkeeper.analysis.hidden_edits import hidden_edits
+from branchkeeper.analysis.hidden_edits import hidden_edits, install_written
 from branchkeeper.analysis.ignored import IgnoredVerdict
 from branchkeeper.git.parse import ParseError, zsplit
 from branchkeeper.git.repo import Worktree
@@ -113,9 +113,10 @@ def git_worktree_remove(root: Path | str, path: Path, *, force: bool = False,
     """``git worktree remove [--force] <path>``, run in ``root``; git's last error line, or
     ``""`` when it removed the worktree. ``force`` only when the caller proved it loses
     nothing (first document, section 11). The untracked files ``branchkeeper install`` wrote
-    there (not work: :func:`~branchkeeper.model.hook_command.install_written`) are set aside
-    first, so git, which would refuse them, still refuses anything else; they are put back
-    when git keeps the worktree. Edits a skip-worktree or assume-unchanged flag hides, which
+    there and nothing else did (not work, judged by content:
+    :func:`~branchkeeper.analysis.hidden_edits.install_written`) are set aside first, so git,
+    which would refuse them, still refuses anything else; they are put back when git keeps the
+    worktree. Edits a skip-worktree or assume-unchanged flag hides, which
     git would remove without a word, are read again first (no process when the index flags
     nothing): any keeps the worktree, as git keeps one that became dirty."""
     try:
@@ -141,9 +142,11 @@ def git_worktree_remove(root: Path | str, path: Path, *, force: bool = False,
 
 def _set_aside_install_files(path: Path, *, timeout: float) -> list[tuple[Path, bytes, int]]:
     """Unlink the untracked :data:`~branchkeeper.model.hook_command.INSTALL_FILES` of the
-    worktree at ``path`` (one ``ls-files``, only when one is present); their content and mode,
-    to put back. A file that cannot be read stays (git then refuses the removal)."""
-    present = [f for f in INSTALL_FILES if (path / f).is_file() and not (path / f).is_symlink()]
+    worktree at ``path`` that hold only what the install writes
+    (:func:`~branchkeeper.analysis.hidden_edits.install_written`; one ``ls-files``, only when
+    one is present); their content and mode, to put back. Any other file stays (git then
+    refuses the removal, or ``--force`` was proved safe by the same reading)."""
+    present = [f for f in INSTALL_FILES if install_written(path, f)]
     if not present:
         return []
     listed = run_git(["-c", "core.quotePath=false", "ls-files", "-z", "--",

@@ -16,7 +16,9 @@ worktree is a sparse checkout is read from its git dir (``info/sparse-checkout``
 
 :func:`read_work` is THE reading of a worktree's uncommitted work every command, hook and
 report uses (``git status`` plus these hidden edits, counted with the tracked changes; the
-untracked files ``branchkeeper install`` itself writes are not work and are left out).
+untracked files ``branchkeeper install`` itself writes are not work and are left out, judged by
+their content: :func:`install_written`, which reads only a file named as one of those, at most
+1 MiB of it).
 """
 
 from __future__ import annotations
@@ -33,9 +35,10 @@ from branchkeeper.analysis.ignored import read_status
 from branchkeeper.git.indexfile import may_hold_flags, worktree_git_dir
 from branchkeeper.git.parse import ParseError, zsplit
 from branchkeeper.git.run import DEFAULT_TIMEOUT_S, run_git
-from branchkeeper.model.hook_command import install_written
+from branchkeeper.model.hook_command import INSTALL_FILES, INSTALL_READ_MAX, install_output
 
-__all__ = ["Work", "flagged_entries", "hidden_edits", "read_work", "unflag_command"]
+__all__ = ["Work", "flagged_entries", "hidden_edits", "install_written", "read_work",
+           "unflag_command"]
 
 _GITLINK = "160000"
 _SYMLINK = "120000"
@@ -112,6 +115,32 @@ def hidden_edits(path: Path | str, *, timeout: float = DEFAULT_TIMEOUT_S) -> lis
     return sorted(changed, key=order.__getitem__)
 
 
+def install_written(root: Path | str, path: str) -> bool:
+    """True when the untracked file ``path`` (relative to the worktree at ``root``, POSIX
+    separators) is what ``branchkeeper install`` writes there and nothing of the user's: one
+    of :data:`~branchkeeper.model.hook_command.INSTALL_FILES`, a regular file (not a link),
+    whose first :data:`~branchkeeper.model.hook_command.INSTALL_READ_MAX` bytes hold only our
+    hook entries (:func:`~branchkeeper.model.hook_command.install_output`). THE exclusion
+    every reader of a worktree's untracked files applies; any other file is not read. An
+    unreadable, longer or unparsable file is work (False). Never raises."""
+    if path not in INSTALL_FILES:
+        return False
+    try:
+        fd = os.open(Path(root) / path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    except OSError:
+        return False
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return False
+        with os.fdopen(fd, "rb", closefd=False) as f:
+            data = f.read(INSTALL_READ_MAX + 1)
+    except OSError:
+        return False
+    finally:
+        os.close(fd)
+    return install_output(path, data)
+
+
 class Work(NamedTuple):
     """A worktree's uncommitted work, paths relative to its root: ``tracked`` changes (the
     ``hidden`` edits among them), ``untracked`` files, ``ignored`` entries (as
@@ -128,12 +157,12 @@ def read_work(path: Path | str, *, timeout: float = DEFAULT_TIMEOUT_S) -> Work:
     """The :class:`Work` in the worktree at ``path``: one ``git status``
     (:func:`branchkeeper.analysis.ignored.read_status`) and the :func:`hidden_edits`, added
     to the tracked changes (each once); the untracked files ``branchkeeper install`` writes
-    left out (:func:`branchkeeper.model.hook_command.install_written`: its own output, not
-    work). Raises GitError, ParseError."""
+    left out (:func:`install_written`: its own output, judged by content, not work). Raises
+    GitError, ParseError."""
     tracked, untracked, ignored = read_status(path, timeout=timeout)
     seen = set(tracked)
     hidden = [p for p in hidden_edits(path, timeout=timeout) if p not in seen]
-    return Work([*tracked, *hidden], [p for p in untracked if not install_written(p)], ignored,
+    return Work([*tracked, *hidden], [p for p in untracked if not install_written(path, p)], ignored,
                 hidden)
 
 

@@ -15,14 +15,13 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
-from branchkeeper.analysis.hidden_edits import hidden_edits
+from branchkeeper.analysis.hidden_edits import hidden_edits, install_written
 from branchkeeper.analysis.refs import matches_any, read_refs, resolve_default_branch
 from branchkeeper.git.parse import ParseError, parse_status_z
 from branchkeeper.git.repo import RepoFacts, list_worktrees, read_remote_config
 from branchkeeper.git.run import GitError, run_git
 from branchkeeper.git.types import Oid
 from branchkeeper.model.config import Config
-from branchkeeper.model.hook_command import install_written
 
 #: Timeout of each git call, seconds (these run inside a Stop hook).
 TIMEOUT_S = 20.0
@@ -76,7 +75,7 @@ def _dirty(path: str) -> tuple[tuple[str, ...], int, str, tuple[str, ...]]:
     edits among them). Untracked files are included (what a stop would strand), and so are the
     edits ``git status`` cannot see (:func:`~branchkeeper.analysis.hidden_edits.hidden_edits`),
     ignored files excluded, and so are the untracked files ``branchkeeper install`` writes
-    (:func:`branchkeeper.model.hook_command.install_written`, the exclusion every reader
+    (:func:`branchkeeper.analysis.hidden_edits.install_written`, the exclusion every reader
     applies)."""
     result = run_git(["-c", "core.quotePath=false", "status", "--porcelain=v1", "-z",
                       "--no-renames", "--untracked-files=all"], cwd=Path(path), check=False,
@@ -90,7 +89,7 @@ def _dirty(path: str) -> tuple[tuple[str, ...], int, str, tuple[str, ...]]:
         hidden = [p for p in hidden_edits(path, timeout=TIMEOUT_S) if p not in set(tracked)]
     except (GitError, ParseError) as exc:
         return (), 0, f"git ls-files failed in {path}: {exc}", ()
-    paths = [*tracked, *hidden, *(p for p in untracked if not install_written(p))]
+    paths = [*tracked, *hidden, *(p for p in untracked if not install_written(path, p))]
     return tuple(paths[:MAX_PATHS]), len(paths), "", tuple(hidden)
 
 

@@ -25,18 +25,51 @@ CLI = "branchkeeper"
 COMMAND_KEYS = ("command", "bash", "powershell")
 #: The files ``branchkeeper install`` writes inside a worktree (every host's project and local
 #: scopes, relative to the worktree's root; the user scope lives in the home directory). An
-#: UNTRACKED one is the install's own output, not work: no lost-work list, dirty count, removal
-#: gate or guard counts it (:func:`install_written`). Anything else under a host's directory
-#: (``.claude/agents/``, ``.codex/config.toml``, ...) is work like any other file.
+#: UNTRACKED one holding nothing but our hook entries is the install's own output, not work
+#: (:func:`install_output`); one with anything of the user's in it is work, as is anything else
+#: under a host's directory (``.claude/agents/``, ``.codex/config.toml``, ...).
 INSTALL_FILES = (".claude/settings.json", ".claude/settings.local.json", ".codex/hooks.json",
                  ".cursor/hooks.json", ".gemini/settings.json", ".github/hooks/branchkeeper.json")
+#: Most bytes of an install file read to judge it: a longer one is work.
+INSTALL_READ_MAX = 1 << 20
 
 
-def install_written(path: str) -> bool:
-    """True when ``path`` (relative to a worktree's root, POSIX separators) is one of the files
-    ``branchkeeper install`` writes there (:data:`INSTALL_FILES`): THE exclusion every reader of
-    a worktree's untracked files applies."""
-    return path in INSTALL_FILES
+def install_output(path: str, data: bytes) -> bool:
+    """True when ``path`` (relative to a worktree's root, POSIX separators) is one of the
+    :data:`INSTALL_FILES` and ``data`` (its content, at most :data:`INSTALL_READ_MAX` bytes)
+    is what ``branchkeeper install`` writes there: a JSON object whose hook entries are all
+    ours (their command :func:`mentions_us`, under any of :data:`COMMAND_KEYS`), in the hosts'
+    nested groups (``matcher`` and ``hooks`` keys only) or flat lists, with at most a
+    ``version: 1`` beside the ``hooks`` object; ``{}`` and an empty ``hooks`` object too.
+    Anything else (another key, a user's entry, a longer, non-UTF-8 or unparsable text) is
+    the user's: False. THE content half of the exclusion every reader of a worktree's
+    untracked files applies (``branchkeeper.analysis.hidden_edits.install_written``)."""
+    if path not in INSTALL_FILES or len(data) > INSTALL_READ_MAX:
+        return False
+    try:
+        parsed = json.loads(data.decode("utf-8"))
+    except (UnicodeDecodeError, ValueError, RecursionError):
+        return False
+    if not isinstance(parsed, dict) or set(parsed) - {"hooks", "version"}:
+        return False
+    version, hooks = parsed.get("version", 1), parsed.get("hooks", {})
+    if type(version) is not int or version != 1 or not isinstance(hooks, dict):
+        return False
+    for items in hooks.values():
+        if not isinstance(items, list):
+            return False
+        for item in items:
+            inner = item.get("hooks") if isinstance(item, dict) else None
+            if isinstance(inner, list):
+                if set(item) - {"matcher", "hooks"} or not all(map(_entry_ours, inner)):
+                    return False
+            elif not _entry_ours(item):
+                return False
+    return True
+
+
+def _entry_ours(entry: Any) -> bool:
+    return isinstance(entry, dict) and any(mentions_us(entry.get(k)) for k in COMMAND_KEYS)
 
 
 def _program_is(head: list[str], name: str) -> bool:
