@@ -59,6 +59,10 @@ ROUTES = [
                                                                False, False, None)]),
     ("git pull origin main", []),
     ("git pull origin main:refs/remotes/origin/new", []),
+    ("git symbolic-ref HEAD refs/heads/new", [("new", "symref_head", None, False, False, None)]),
+    ("git symbolic-ref HEAD", []),
+    ("git symbolic-ref HEAD refs/tags/v", []),
+    ("git symbolic-ref refs/heads/x refs/heads/new", []),
     ("git fetch origin 'refs/heads/*:refs/heads/*'", [("*", "fetch_create", None, False, True,
                                                        None)]),
     ("git push origin HEAD:refs/heads/new", [("new", "push_create", "HEAD", False, False,
@@ -96,12 +100,13 @@ NEW_ROUTES = ["git branch -c a new", "git branch -C a new", "git branch --copy n
               "git fetch origin main:new", "git fetch origin +main:refs/heads/new",
               "git push origin HEAD:refs/heads/new", "git push origin a:new",
               "git push . main:new", "git pull origin main:new",
-              "git pull --rebase origin main:new", "git pull origin +main:refs/heads/new"]
+              "git pull --rebase origin main:new", "git pull origin +main:refs/heads/new",
+              "git symbolic-ref HEAD refs/heads/new"]
 HARMLESS = ["git branch -m b renamed", "git branch -M b renamed",
             "git fetch origin main:refs/remotes/origin/new", "git push origin a",
             "git push origin HEAD:refs/heads/a", "git push origin a:main",
             "git update-ref refs/heads/a a", "git fetch origin a:a", "git stash branch a",
-            "git pull origin main:refs/remotes/origin/new"]
+            "git pull origin main:refs/remotes/origin/new", "git symbolic-ref HEAD refs/heads/a"]
 
 
 def _verdict(cmd: str, repo: GitRepo) -> tuple[str, str | None, str]:

@@ -332,6 +332,8 @@ from branchkeeper.shell.gitargv import overwrites  # noqa: E402
     ("git fetch -f origin m:refs/heads/x", "refs/heads/x", None),
     ("git pull origin +m:x", "refs/heads/x", None), ("git pull --force origin m:x", "refs/heads/x", None),
     ("git pull --no-rebase -s ours origin +m:refs/heads/x", "refs/heads/x", None),
+    ("git symbolic-ref refs/heads/x refs/heads/m", "refs/heads/x", "refs/heads/m"),
+    ("git symbolic-ref -q -m why refs/heads/x refs/heads/m", "refs/heads/x", "refs/heads/m"),
     ("git push . +m:x", "refs/heads/x", "m"), ("git push . m:x --force", "refs/heads/x", "m"),
     ("git update-ref refs/heads/x m", "refs/heads/x", "m"),
 ])
@@ -345,7 +347,8 @@ def test_overwrites(cmd: str, ref: str, new: str | None) -> None:
     "git branch -m a x", "git fetch origin m:x", "git push . m:x", "git push origin +m:x",
     "git update-ref -d refs/heads/x", "git switch -c x", "git branch x",
     "git fetch origin +m:refs/remotes/o/x", "git pull origin m:x", "git pull --rebase origin m",
-    "git pull --dry-run origin +m:x",
+    "git pull --dry-run origin +m:x", "git symbolic-ref HEAD refs/heads/x",
+    "git symbolic-ref refs/heads/x", "git symbolic-ref -d refs/heads/x",
 ])
 def test_not_overwrites(cmd: str) -> None:
     (g,) = _gits(cmd)

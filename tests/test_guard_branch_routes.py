@@ -1,7 +1,8 @@
 """Branch routes an outside trial found the guard missed (issue 17): `git pull` refspecs, which
-pull hands to fetch and which are judged as fetch's. Each is decided through `branchkeeper check`
-on real repositories, in the state where work is at risk and the one where nothing is, the whole
-decision asserted, and the PreToolUse hook answers alike."""
+pull hands to fetch and which are judged as fetch's; `git symbolic-ref`, which turns a branch
+into an alias (an overwrite) or HEAD into an unborn branch (a creation). Each is decided
+through `branchkeeper check` on real repositories, in the state where work is at risk and the
+one where nothing is, the whole decision asserted, and the PreToolUse hook answers alike."""
 
 from __future__ import annotations
 
@@ -86,4 +87,62 @@ def test_f04_pull_creating_a_branch_past_the_cap_is_denied_as_the_fetch(
         assert (checked["verdict"], checked["text"]) == ("allow", ""), cmd
     feat.path.joinpath(".branchkeeper.yaml").write_text("branches:\n  wip: {cap: 5}\n")
     checked = check_and_hook_alike("git pull origin main:new", feat.path, monkeypatch, capsys)
+    assert (checked["verdict"], checked["text"]) == ("allow", "")
+
+
+# -- F19/F05: `git symbolic-ref` ------------------------------------------------------------
+
+def test_f19_symbolic_ref_turning_a_branch_into_an_alias_is_an_overwrite(
+        feat: GitRepo, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    tip = feat.rev("feat")[:10]
+    for cmd in ("git symbolic-ref refs/heads/feat refs/heads/main",
+                "git symbolic-ref -m why refs/heads/feat refs/heads/nothing"):
+        checked = check_and_hook_alike(cmd, feat.path, monkeypatch, capsys)
+        assert checked["text"] == _overwrite_deny(cmd, "feat", tip), cmd
+    feat.switch("feat")  # checked out: the same loss
+    cmd = "git symbolic-ref refs/heads/feat refs/heads/main"
+    assert check_and_hook_alike(cmd, feat.path, monkeypatch, capsys)["text"] == \
+        _overwrite_deny(cmd, "feat", tip)
+
+
+def test_f19_symbolic_ref_losing_nothing_is_allowed(
+        feat: GitRepo, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    """Contrasts: reading or deleting a symbolic ref, a new alias name, an alias onto a branch
+    that contains feat's tip, and (once feat is pushed) any alias."""
+    feat.branch("ahead", "feat")
+    feat.switch("ahead")
+    feat.commit("more", files={"m.txt": "m\n"})
+    feat.switch("main")
+    for cmd in ("git symbolic-ref HEAD", "git symbolic-ref --short HEAD",
+                "git symbolic-ref -d refs/heads/feat", "git symbolic-ref refs/heads/alias "
+                "refs/heads/main", "git symbolic-ref refs/heads/feat refs/heads/ahead"):
+        checked = check_and_hook_alike(cmd, feat.path, monkeypatch, capsys)
+        assert (checked["verdict"], checked["text"]) == ("allow", ""), cmd
+    feat.git("branch", "-q", "-D", "ahead")
+    feat.git("push", "-q", "origin", "feat")
+    checked = check_and_hook_alike("git symbolic-ref refs/heads/feat refs/heads/main",
+                                   feat.path, monkeypatch, capsys)
+    assert (checked["verdict"], checked["text"]) == ("allow", "")
+
+
+def test_f05_symbolic_ref_head_to_a_new_branch_is_denied_at_the_cap_as_orphan(
+        feat: GitRepo, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    feat.path.joinpath(".branchkeeper.yaml").write_text("branches:\n  wip: {cap: 1}\n")
+    orphan = check_and_hook_alike("git checkout --orphan new", feat.path, monkeypatch, capsys)
+    assert orphan["rule_id"] == "R-BRANCH-WIP-CAP"
+    for cmd in ("git symbolic-ref HEAD refs/heads/new",
+                "git symbolic-ref HEAD refs/heads/new && git commit -qm x --allow-empty"):
+        checked = check_and_hook_alike(cmd, feat.path, monkeypatch, capsys)
+        assert (checked["verdict"], checked["rule_id"], checked["text"]) == \
+            ("deny", "R-BRANCH-WIP-CAP", orphan["text"]), cmd
+    # contrasts: an existing branch is only checked out; a ref that is no branch; under the cap
+    for cmd in ("git symbolic-ref HEAD refs/heads/feat", "git symbolic-ref HEAD refs/tags/v"):
+        checked = check_and_hook_alike(cmd, feat.path, monkeypatch, capsys)
+        assert (checked["verdict"], checked["text"]) == ("allow", ""), cmd
+    feat.path.joinpath(".branchkeeper.yaml").write_text("branches:\n  wip: {cap: 5}\n")
+    checked = check_and_hook_alike("git symbolic-ref HEAD refs/heads/new", feat.path,
+                                   monkeypatch, capsys)
     assert (checked["verdict"], checked["text"]) == ("allow", "")

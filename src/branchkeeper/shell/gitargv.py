@@ -13,6 +13,7 @@ import re
 from typing import NamedTuple
 
 from branchkeeper.shell import gitopts
+from branchkeeper.shell.gitsymref import symref_set
 from branchkeeper.shell.model import GitInvocation, ParsedCommand, join_path
 
 _BRANCH = gitopts.spec(
@@ -59,7 +60,7 @@ class Creation(NamedTuple):
 
     `route` is one of `switch_create`, `checkout_create`, `branch_create`, `worktree_add_b`,
     `worktree_add_dwim`, and (`gitcreate.creations`) `branch_copy`, `stash_branch`,
-    `update_ref_create`, `fetch_create`, `push_create`. `path` is the new worktree (absolute)
+    `update_ref_create`, `fetch_create`, `push_create`, `symref_head`. `path` is the new worktree (absolute)
     for worktree routes. When `needs_existence_check` is True git creates the branch only when
     `refs/heads/<candidate_existing>` does not exist (`worktree_add_dwim`: and, when a
     commit-ish was given, only when it names no commit but one remote's branch; the
@@ -88,7 +89,8 @@ class Destruction(NamedTuple):
     `worktree_remove_force`, `worktree_prune` (every entry whose directory is gone; no
     targets), `push_delete`, `push_mirror`, `push_prune`, `branch_overwrite`
     (a branch moved or replaced: `branch -f`, `checkout -B`, `switch -C`, `worktree add -B`,
-    `branch -M/-C`, forced `fetch`/`push .` refspecs, `update-ref REF NEW`; it loses work only
+    `branch -M/-C`, forced `fetch`/`pull`/`push .` refspecs, `update-ref REF NEW`,
+    `symbolic-ref refs/heads/X REF`; it loses work only
     when the branch exists, and `new_value` is the revision it is set to, None when unknown).
     `targets` are branch names (without `refs/heads/`; other refs keep their full name;
     remote-tracking deletes give `origin/x`) or absolute worktree paths (raw text when
@@ -230,6 +232,9 @@ def overwrites(g: GitInvocation) -> tuple[Destruction, ...]:
         return _fetch_overwrites(g)
     if sub == "update-ref":
         return _update_ref_moves(g)
+    sym = symref_set(g)
+    if sym is not None and sym.name.startswith("refs/heads/"):
+        return (_overwrite(sym.name, sym.target, sym.dynamic, g.cwd),)  # X becomes an alias
     return ()
 
 

@@ -3,9 +3,10 @@
 :func:`creations` reads the routes :func:`branchkeeper.shell.gitargv.creation` knows (``switch
 -c``, ``checkout -b``, ``branch NAME``, ``worktree add``) and the routes that create a branch
 under another name: a copy (``branch -c/-C/--copy``), ``stash branch``, ``update-ref
-refs/heads/NEW``, a ``fetch`` (or ``pull``) refspec whose destination is a local branch, and a ``push``
-refspec that creates a branch on a remote (or, to ``.``, in this repository). One function per
-subcommand, in :data:`_ROUTES`. Pure; whether the name exists already is for the caller (git
+refs/heads/NEW``, a ``fetch`` (or ``pull``) refspec whose destination is a local branch, a
+``push`` refspec that creates a branch on a remote (or, to ``.``, in this repository), and
+``symbolic-ref HEAD refs/heads/NEW`` (an unborn branch). One function per subcommand, in
+:data:`_ROUTES`. Pure; whether the name exists already is for the caller (git
 creates nothing then, or moves the branch: :func:`gitargv.overwrites` reads that).
 """
 
@@ -25,6 +26,7 @@ from branchkeeper.shell.gitargv import (
     creation,
     fetch_parse,
 )
+from branchkeeper.shell.gitsymref import symref_set
 from branchkeeper.shell.model import GitInvocation
 
 
@@ -163,6 +165,16 @@ def _push(g: GitInvocation) -> tuple[Creation, ...]:
     return tuple(out)
 
 
+def _symbolic_ref(g: GitInvocation) -> tuple[Creation, ...]:
+    """``git symbolic-ref HEAD refs/heads/NEW``: HEAD on the unborn branch NEW when NEW does
+    not exist, which the next commit creates, as ``checkout --orphan NEW`` does; an existing
+    NEW is only checked out (index and work tree kept)."""
+    sym = symref_set(g)
+    if sym is None or sym.name != "HEAD" or not sym.target.startswith("refs/heads/"):
+        return ()
+    return (_local(sym.target, None, "symref_head", sym.dynamic, g),)
+
+
 _ROUTES: dict[str, Callable[[GitInvocation], tuple[Creation, ...]]] = {
     "branch": _branch, "stash": _stash, "update-ref": _update_ref, "fetch": _fetch,
-    "pull": _fetch, "push": _push}
+    "pull": _fetch, "push": _push, "symbolic-ref": _symbolic_ref}
