@@ -91,6 +91,10 @@ def _decide_text(command: str, cwd: str, evacuations: Sequence[EvacuationRecord]
         early += _aliases(gits, evacuations, depth,  # a git process only for unknown words
                           defined_here=writes_git_config(parsed))
         deleted = deletions(parsed, cwd)  # the filesystem only: no git process
+        if any(g.subcommand in FETCHING for g in gits):
+            from branchkeeper.policy.fetch_config import fetch_config_decisions
+
+            early += fetch_config_decisions(gits)  # one git config per repository
         resets = [(g, rev) for g in gits if (rev := reset_target(g)) is not None]
         moves = [(g, rev) for g in gits if (rev := head_move_target(g)) is not None]
         rm_hits: list[tuple[str, Invocation]] = []
@@ -108,6 +112,11 @@ def _decide_text(command: str, cwd: str, evacuations: Sequence[EvacuationRecord]
     except Exception as exc:  # the guard must never crash the hook; fail closed on destruction
         return unparsed_decision("The command may delete work",
                                  f"the guard failed ({type(exc).__name__}: {exc})")
+
+
+#: The subcommands :mod:`branchkeeper.policy.fetch_config` judges (kept here: the module is
+#: imported only for them).
+FETCHING = frozenset({"fetch", "pull", "remote"})
 
 
 def _moves(moves: Sequence[tuple[GitInvocation, str]]) -> list[Decision]:

@@ -1,0 +1,26 @@
+"""The fetch refspecs a ``git fetch``, ``git pull`` or ``git remote update|prune`` follows
+besides those on its command line: ``remote.<name>.fetch`` of the configuration, which git
+uses both as the default refspecs and as the map of the refs a command line names (an
+outside trial, F16 and F17: a refspec into ``refs/heads/`` force-moves a branch, a mirror's
+``+refs/*:refs/*`` with ``--prune`` deletes every branch the remote lacks).
+"""
+
+from __future__ import annotations
+
+from branchkeeper.git.run import run_git
+
+
+def configured_fetch_refspecs(cwd: str) -> list[tuple[str, str]]:
+    """(remote name, refspec) of every ``remote.<name>.fetch`` value of the repository at
+    ``cwd``, in configuration order; ``[]`` when there is none or git cannot read them (one
+    ``git config`` process; a failure leaves the command to git, which reports it)."""
+    res = run_git(["config", "-z", "--get-regexp", r"^remote\..*\.fetch$"], cwd=cwd,
+                  check=False, timeout=10)
+    if res.returncode != 0:
+        return []
+    out: list[tuple[str, str]] = []
+    for entry in res.stdout.decode("utf-8", "surrogateescape").split("\0"):
+        key, _, value = entry.partition("\n")
+        if key.lower().startswith("remote.") and key.lower().endswith(".fetch") and value:
+            out.append((key[len("remote."):-len(".fetch")], value))
+    return out
