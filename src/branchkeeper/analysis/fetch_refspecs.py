@@ -1,5 +1,6 @@
-"""The fetch refspecs a ``git fetch``, ``git pull`` or ``git remote update|prune`` follows
-besides those on its command line: ``remote.<name>.fetch`` of the configuration, which git
+"""The refspecs git follows that a command line does not name. For ``git push``: a remote's
+``remote.<name>.push`` and ``remote.<name>.mirror``. For ``git fetch``, ``git pull`` or
+``git remote update|prune``: ``remote.<name>.fetch`` of the configuration, which git
 uses both as the default refspecs and as the map of the refs a command line names (an
 outside trial, F16 and F17: a refspec into ``refs/heads/`` force-moves a branch, a mirror's
 ``+refs/*:refs/*`` with ``--prune`` deletes every branch the remote lacks).
@@ -23,4 +24,28 @@ def configured_fetch_refspecs(cwd: str) -> list[tuple[str, str]]:
         key, _, value = entry.partition("\n")
         if key.lower().startswith("remote.") and key.lower().endswith(".fetch") and value:
             out.append((key[len("remote."):-len(".fetch")], value))
+    return out
+
+
+def configured_push(cwd: str) -> dict[str, tuple[list[str], bool]]:
+    """Remote name -> (its ``remote.<name>.push`` refspecs in order, whether
+    ``remote.<name>.mirror`` is true) of the repository at ``cwd``, for the remotes that set
+    either; ``{}`` when none does or git cannot read them (one ``git config`` process)."""
+    res = run_git(["config", "-z", "--get-regexp", r"^remote\..*\.(push|mirror)$"], cwd=cwd,
+                  check=False, timeout=10)
+    if res.returncode != 0:
+        return {}
+    out: dict[str, tuple[list[str], bool]] = {}
+    for entry in res.stdout.decode("utf-8", "surrogateescape").split("\0"):
+        key, _, value = entry.partition("\n")
+        low = key.lower()
+        if not low.startswith("remote."):
+            continue
+        if low.endswith(".push") and value:
+            name = key[len("remote."):-len(".push")]
+            out.setdefault(name, ([], False))[0].append(value)
+        elif low.endswith(".mirror"):
+            name = key[len("remote."):-len(".mirror")]
+            specs, _ = out.get(name, ([], False))
+            out[name] = (specs, value.strip().lower() in ("", "true", "yes", "on", "1"))
     return out

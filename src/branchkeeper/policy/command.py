@@ -95,6 +95,8 @@ def _decide_text(command: str, cwd: str, evacuations: Sequence[EvacuationRecord]
             from branchkeeper.policy.fetch_config import fetch_config_decisions
 
             early += fetch_config_decisions(gits)  # one git config per repository
+        if any(g.subcommand == "push" for g in gits) and depth < _MAX_ALIAS_DEPTH:
+            early += _configured_pushes(gits, evacuations, depth)
         resets = [(g, rev) for g in gits if (rev := reset_target(g)) is not None]
         moves = [(g, rev) for g in gits if (rev := head_move_target(g)) is not None]
         rm_hits: list[tuple[str, Invocation]] = []
@@ -117,6 +119,20 @@ def _decide_text(command: str, cwd: str, evacuations: Sequence[EvacuationRecord]
 #: The subcommands :mod:`branchkeeper.policy.fetch_config` judges (kept here: the module is
 #: imported only for them).
 FETCHING = frozenset({"fetch", "pull", "remote"})
+
+
+def _configured_pushes(gits: Sequence[GitInvocation], evacuations: Sequence[EvacuationRecord],
+                       depth: int) -> list[Decision]:
+    """A ``git push REMOTE`` that names no refspec pushes what the remote's configuration says
+    (``remote.<name>.push``, ``remote.<name>.mirror``, also from ``-c``): judged as the same
+    push with those words on its command line, by every push rule."""
+    from branchkeeper.policy.fetch_config import push_expansions
+
+    out: list[Decision] = []
+    for g, words in push_expansions(gits):
+        text = " ".join(shell_quote(w) for w in ["git", "push", *g.args, *words])
+        out.append(_decide_text(text, g.cwd or ".", evacuations, depth + 1))
+    return out
 
 
 def _moves(moves: Sequence[tuple[GitInvocation, str]]) -> list[Decision]:

@@ -76,3 +76,44 @@ def _decision(how: str, specs: Sequence[str]) -> Decision:
         "Fetch into remote-tracking refs only, naming the refspec and an empty --refmap: "
         "`git fetch --refmap= origin '+refs/heads/*:refs/remotes/origin/*'` (what `branchkeeper "
         "prune` runs); or ask a human to change the remote's fetch refspec.")
+
+
+def push_expansions(gits: Sequence[GitInvocation]) -> list[tuple[GitInvocation, list[str]]]:
+    """For each ``git push`` of ``gits`` that names a remote but no refspec, the words git
+    pushes by that remote's configuration (``-c`` first, then the repository's): its
+    ``remote.<name>.push`` refspecs, or ``--mirror`` where ``remote.<name>.mirror`` is set;
+    judged as if written on the command line (:mod:`branchkeeper.policy.command`), with the
+    remote named (``origin``, or the one remote so configured) when the push names none. One
+    ``git config`` per repository, only for such a push."""
+    from branchkeeper.analysis.fetch_refspecs import configured_push
+    from branchkeeper.shell.gitargv import push_parts
+
+    out: list[tuple[GitInvocation, list[str]]] = []
+    read: dict[str, dict[str, tuple[list[str], bool]]] = {}
+    for g in gits:
+        if g.subcommand != "push":
+            continue
+        remote, named, wide = push_parts(g)
+        if named or wide:
+            continue
+        where = g.cwd or "."
+        if where not in read:
+            read[where] = configured_push(where)
+        extra: list[str] = []
+        if remote is None:  # the remote git picks: origin, or the one remote configured so
+            set_c = {k.lower().split(".")[1] for k, _ in g.config
+                     if k.lower().startswith("remote.") and k.lower().count(".") >= 2}
+            known = sorted(set(read[where]) | set_c)
+            remote = "origin" if "origin" in known else (known[0] if len(known) == 1 else None)
+            if remote is None:
+                continue
+            extra = [remote]
+        from_c = [v for k, v in g.config if k.lower() == f"remote.{remote.lower()}.push"]
+        mirror_c = [v for k, v in g.config if k.lower() == f"remote.{remote.lower()}.mirror"]
+        specs, mirror = read[where].get(remote, ([], False))
+        if mirror_c:
+            mirror = mirror_c[-1].strip().lower() in ("", "true", "yes", "on", "1")
+        words = ["--mirror"] if mirror else (from_c or specs)
+        if words:
+            out.append((g, [*extra, *words]))
+    return out

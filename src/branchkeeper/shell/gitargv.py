@@ -493,3 +493,15 @@ def writes_git_config(parsed: ParsedCommand) -> bool:
                for r in inv.redirects):
             return True
     return False
+
+
+def push_parts(g: GitInvocation) -> tuple[str | None, int, bool]:
+    """(the remote named, the number of refspecs named, whether it mirrors or pushes every
+    branch or tag) of a ``git push`` invocation, read with the push option table (an option's
+    value is no operand); a dynamic word counts as a named refspec."""
+    p = gitopts.parse(g.args, g.args_dynamic, _PUSH)
+    operands = list(p.operands)
+    repo = next((v for k, v, _ in reversed(p.options) if k == "repo"), None)
+    remote = repo if repo is not None else (operands.pop(0)[0] if operands else None)
+    wide = p.has("mirror", "all", "branches", "tags", "delete")
+    return remote, len(operands) + (1 if g.dynamic or p.unknown else 0), wide
