@@ -193,6 +193,8 @@ DESTRUCTIONS = [
     ("git worktree prune", [D("worktree_prune", ())]),
     ("git worktree prune --expire=now -v", [D("worktree_prune", ())]),
     ("git worktree prune -n", []),
+    ("git gc --auto", [D("gc_worktree_prune", ())]),
+    ("git -c gc.worktreePruneExpire=never gc", []),
     ("git worktree move a b", []),
     ("git push origin --delete x", [D("push_delete", ("x",), "origin")]),
     ("git push --delete origin x y", [D("push_delete", ("x", "y"), "origin")]),

@@ -112,3 +112,47 @@ def test_f5_worktree_remove_of_a_gone_entry_holding_a_detached_commit_is_denied(
     repo.git("branch", "kept", head)
     assert check_and_hook_alike(f"git worktree remove {wt}", repo.path, monkeypatch,
                                 capsys)["verdict"] == "allow"
+
+
+def _gc_text(command: str, repo: GitRepo, wt: Path, head: str) -> str:
+    admin = repo.path / ".git" / "worktrees" / wt.name
+    return (
+        f"[R-GIT-WORKTREE-REMOVE-FORCE] `{command}` would lose work: it deletes the entry of "
+        "each worktree below, the only thing holding what is listed (`git gc` runs `git "
+        "worktree prune --expire <gc.worktreePruneExpire>`, 3 months by default; the guard does "
+        "not judge the entries' ages against that expiry, so it denies while such an entry "
+        "exists):\n"
+        f"worktree {wt} (directory gone, entry {admin}):\n"
+        "    - its own ref refs/worktree/x holds 1 commit(s) no branch, tag or remote holds\n\n"
+        "Run `branchkeeper prune` instead: it pins each detached HEAD as "
+        "refs/branchkeeper/pinned/<dir>-<sha> and locks an entry whose refs or submodule "
+        "stores hold work before it prunes. Or secure each first (git branch "
+        f"rescue/{wt.name}-x-{head[:10]} {head}), push it, then run gc; or ask a human.\n\n"
+        + BRANCH_LIMIT_PRINCIPLE)
+
+
+def test_f10_git_gc_is_judged_as_the_worktree_prune_it_runs(
+        remote_and_clone: tuple[GitRepo, GitRepo], tmp_path: Path,
+        capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    _, repo = remote_and_clone
+    repo.git("branch", "feat")
+    wt = tmp_path / "wt-gc"
+    repo.git("worktree", "add", "-q", str(wt), "feat")
+    w = GitRepo(wt)
+    head = w.commit("only in refs/worktree/x", files={"x.txt": "x\n"})
+    w.git("update-ref", "refs/worktree/x", head)
+    w.git("reset", "-q", "--hard", "HEAD~1")
+    shutil.rmtree(wt)
+    for command in ("git -c gc.worktreePruneExpire=now gc", "git gc", "git gc --auto -q"):
+        checked = check_and_hook_alike(command, repo.path, monkeypatch, capsys)
+        assert (checked["verdict"], checked["text"]) == (
+            "deny", _gc_text(command, repo, wt, head)), command
+    # --prune=now is also a tamper ask; the deny is the answer
+    checked = check_and_hook_alike("git gc --prune=now", repo.path, monkeypatch, capsys)
+    assert (checked["verdict"], checked["text"].splitlines()[0]) == (
+        "deny", _gc_text("git gc --prune=now", repo, wt, head).splitlines()[0])
+    # contrasts: a gc told never to prune worktrees, and a locked entry (git spares it)
+    assert check_and_hook_alike("git -c gc.worktreePruneExpire=never gc", repo.path,
+                                monkeypatch, capsys)["verdict"] == "allow"
+    repo.git("worktree", "lock", str(wt))
+    assert check_and_hook_alike("git gc", repo.path, monkeypatch, capsys)["verdict"] == "allow"

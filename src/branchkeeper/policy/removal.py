@@ -313,7 +313,8 @@ def _judge_destructions(facts: GuardFacts, items: list[tuple[Destruction, GitInv
         out.append(worktree_remove_decision(
             path, force=force, contents=contents, head_lost=head if head in lost else None,
             mode=cfg.force_removal.mode, gone=no_dir))
-    out += [judge_prune(facts, how=describe(g)) for d, g in items if d.kind == "worktree_prune"]
+    out += [judge_prune(facts, how=describe(g), by_gc=d.kind == "gc_worktree_prune")
+            for d, g in items if d.kind in ("worktree_prune", "gc_worktree_prune")]
     for d, _ in items:
         if d.kind == "push_delete":
             out.append(_remote_delete(facts, d))

@@ -45,12 +45,19 @@ def entry_problems(e: GoneEntry) -> tuple[list[str], list[str]]:
     return problems, steps
 
 
-def prune_decision(entries: Sequence[GoneEntry], *, how: str, mode: str) -> Decision:
-    """``git worktree prune`` (not ``--dry-run``): deny when some entry it deletes (directory
-    gone, not locked) holds what no ref holds (:class:`GoneEntry` ``at_risk``), naming each
-    entry and the way out: ``branchkeeper prune`` (pins the HEAD, holds the entry) or the
-    listed commands, then push. ``how``: the command as written; ``mode``:
-    ``force_removal.mode`` (``off`` allows)."""
+#: Why a ``git gc`` is judged as the prune it runs, whatever the entries' ages.
+GC_NOTE = (" (`git gc` runs `git worktree prune --expire <gc.worktreePruneExpire>`, 3 months "
+           "by default; the guard does not judge the entries' ages against that expiry, so it "
+           "denies while such an entry exists)")
+
+
+def prune_decision(entries: Sequence[GoneEntry], *, how: str, mode: str,
+                   by_gc: bool = False) -> Decision:
+    """``git worktree prune`` (not ``--dry-run``), or ``git gc`` (``by_gc``: the prune it
+    runs): deny when some entry it deletes (directory gone, not locked) holds what no ref
+    holds (:class:`GoneEntry` ``at_risk``), naming each entry and the way out:
+    ``branchkeeper prune`` (pins the HEAD, holds the entry) or the listed commands, then push.
+    ``how``: the command as written; ``mode``: ``force_removal.mode`` (``off`` allows)."""
     risky = [e for e in entries if e.at_risk]
     if not risky or mode == "off":
         return ALLOW
@@ -65,19 +72,21 @@ def prune_decision(entries: Sequence[GoneEntry], *, how: str, mode: str) -> Deci
     return Decision(
         Verdict.DENY, R_WORKTREE_FORCE,
         f"`{how}` would lose work: it deletes the entry of each worktree below, the only thing "
-        "holding what is listed:\n" + "\n".join(lines),
+        "holding what is listed" + (GC_NOTE if by_gc else "") + ":\n" + "\n".join(lines),
         "Run `branchkeeper prune` instead: it pins each detached HEAD as "
         "refs/branchkeeper/pinned/<dir>-<sha> and locks an entry whose refs or submodule "
         "stores hold work before it prunes. Or secure each first (" + "; ".join(steps)
-        + "), push it, then prune; or ask a human.")
+        + "), push it, then " + ("run gc" if by_gc else "prune") + "; or ask a human.")
 
 
-def judge_prune(facts: GuardFacts, *, how: str) -> Decision:
+def judge_prune(facts: GuardFacts, *, how: str, by_gc: bool = False) -> Decision:
     """Read the gone entries of ``facts``' repository (:func:`gone_entries`) and decide
-    :func:`prune_decision`. Raises GitError when they cannot be read (the caller denies)."""
+    :func:`prune_decision` (``by_gc``: for ``git gc``). Raises GitError when they cannot be
+    read (the caller denies)."""
     entries = gone_entries(Path(facts.repo.root), Path(facts.repo.common_dir),
                            timeout=GUARD_TIMEOUT_S)
-    return prune_decision(entries, how=how, mode=facts.config.branches.force_removal.mode)
+    return prune_decision(entries, how=how, mode=facts.config.branches.force_removal.mode,
+                          by_gc=by_gc)
 
 
 def gone_contents(facts: GuardFacts, path: str) -> WorktreeContents | None:

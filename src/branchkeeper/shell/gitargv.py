@@ -87,7 +87,8 @@ class Destruction(NamedTuple):
     `kind`: `branch_force_delete`, `branch_delete`, `update_ref_delete`, `tag_delete`,
     `worktree_remove`,
     `worktree_remove_force`, `worktree_prune` (every entry whose directory is gone; no
-    targets), `push_delete`, `push_mirror`, `push_prune`, `branch_overwrite`
+    targets), `gc_worktree_prune` (the `worktree prune` every `git gc` runs), `push_delete`,
+    `push_mirror`, `push_prune`, `branch_overwrite`
     (a branch moved or replaced: `branch -f`, `checkout -B`, `switch -C`, `worktree add -B`,
     `branch -M/-C`, forced `fetch`/`pull`/`push .` refspecs, `update-ref REF NEW`,
     `symbolic-ref refs/heads/X REF`; it loses work only
@@ -203,9 +204,19 @@ def destruction(g: GitInvocation) -> tuple[Destruction, ...]:
         if p.has("dry-run"):
             return ()
         return (Destruction("worktree_prune", (), None, g.dynamic or p.unknown, g.cwd),)
+    if sub == "gc" and not _gc_keeps_worktrees(g):
+        return (Destruction("gc_worktree_prune", (), None, g.dynamic, g.cwd),)
     if sub == "push":
         return _push(g) + _push_self(g)
     return ()
+
+
+def _gc_keeps_worktrees(g: GitInvocation) -> bool:
+    """Whether ``git gc`` runs without its worktree prune: ``-c gc.worktreePruneExpire=never``
+    on its command line (git's ``gc.worktreePruneExpire``; a repository's own setting is not
+    read here)."""
+    return any(k.lower() == "gc.worktreepruneexpire" and v.strip().lower() == "never"
+               for k, v in g.config)
 
 
 def _overwrite(name: str, new: str | None, dynamic: bool, cwd: str | None) -> Destruction:
