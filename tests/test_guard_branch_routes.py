@@ -1,6 +1,7 @@
 """Branch routes an outside trial found the guard missed (issue 17): `git pull` refspecs, which
 pull hands to fetch and which are judged as fetch's; `git symbolic-ref`, which turns a branch
-into an alias (an overwrite) or HEAD into an unborn branch (a creation). Each is decided
+into an alias (an overwrite) or HEAD into an unborn branch (a creation); a rename or copy
+followed, in the same command, by a deletion of the new name. Each is decided
 through `branchkeeper check` on real repositories, in the state where work is at risk and the
 one where nothing is, the whole decision asserted, and the PreToolUse hook answers alike."""
 
@@ -61,13 +62,6 @@ def test_f03_pull_over_a_pushed_branch_is_allowed(
     feat.git("push", "-q", "origin", "feat")
     checked = check_and_hook_alike(cmd, feat.path, monkeypatch, capsys)
     assert (checked["verdict"], checked["text"]) == ("allow", "")
-
-
-def test_f03_pull_denied_as_the_fetch_runs_and_loses_nothing(feat: GitRepo) -> None:
-    """The plain refspec the denial leaves is the one git refuses to move: the commit stays."""
-    tip = feat.rev("feat")
-    feat.git("pull", "-q", "--no-rebase", "origin", "main:feat", check=False)
-    assert feat.rev("feat") == tip
 
 
 def test_f04_pull_creating_a_branch_past_the_cap_is_denied_as_the_fetch(
@@ -146,3 +140,64 @@ def test_f05_symbolic_ref_head_to_a_new_branch_is_denied_at_the_cap_as_orphan(
     checked = check_and_hook_alike("git symbolic-ref HEAD refs/heads/new", feat.path,
                                    monkeypatch, capsys)
     assert (checked["verdict"], checked["text"]) == ("allow", "")
+
+
+# -- F20: a rename or copy, then a deletion of the new name, in one command ---------------------
+
+def _delete_deny(command: str, branch: str, tip: str) -> str:
+    return (
+        f"[R-GIT-BRANCH-FORCE-DELETE] `{command}` would lose work: no other branch, tag or "
+        "remote-tracking ref contains the tip of the branch below (1 commit would be reachable "
+        f"from no ref):\n  - {branch} at {tip}\n\nKeep the work first: merge it into the branch "
+        f"of the lane it serves, or push it (git push -u origin {branch}). Then `branchkeeper "
+        f"delete -- {branch}` proves the work is preserved, writes a recovery bundle and can be "
+        "undone. If the work is truly unwanted, ask a human to delete it.\n\n"
+        + BRANCH_LIMIT_PRINCIPLE)
+
+
+RENAME_THEN_DELETE = ["git branch -m feat old && git branch -D old",
+                      "git branch -m feat old; git branch -D old",
+                      "git branch -M feat old && git branch -d -f old",
+                      "git branch -m feat a && git branch -m a old && git branch -D old"]
+
+
+@pytest.mark.parametrize("cmd", RENAME_THEN_DELETE)
+def test_f20_rename_then_delete_is_judged_with_the_renamed_tip(
+        cmd: str, feat: GitRepo, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    tip = feat.rev("feat")[:10]
+    how = cmd.rpartition("&& " if "&&" in cmd else "; ")[2]  # the deny names the deleting part
+    checked = check_and_hook_alike(cmd, feat.path, monkeypatch, capsys)
+    assert checked["text"] == _delete_deny(how, "old", tip)
+
+
+def test_f20_rename_then_update_ref_delete_or_overwrite_is_denied(feat: GitRepo) -> None:
+    from branchkeeper.policy.command import decide_command
+
+    for cmd, rule in [("git branch -m feat old && git update-ref -d refs/heads/old",
+                       "R-GIT-BRANCH-FORCE-DELETE"),
+                      ("git branch -m feat old && git branch -f old main",
+                       "R-GIT-BRANCH-OVERWRITE")]:
+        d = decide_command(cmd, cwd=str(feat.path))
+        assert (d.verdict.value, d.rule_id) == ("deny", rule), cmd
+    feat.switch("feat")  # the current branch renamed without naming it
+    cmd = "git branch -m old && git update-ref -d refs/heads/old"
+    d = decide_command(cmd, cwd=str(feat.path))
+    assert (d.verdict.value, d.rule_id) == ("deny", "R-GIT-BRANCH-FORCE-DELETE")
+
+
+@pytest.mark.parametrize("cmd", [
+    *RENAME_THEN_DELETE, "git branch -c feat old && git branch -D old",
+    "git branch -c feat a && git branch -m a old && git branch -D old",
+    "git branch -m feat old && git branch -D other"])
+def test_f20_rename_then_delete_losing_nothing_is_allowed(
+        cmd: str, feat: GitRepo, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    """Contrasts: a copy leaves feat holding the tip; once feat is pushed no rename loses it;
+    deleting another name judges that name alone."""
+    feat.branch("other", "main")
+    if not cmd.startswith("git branch -c") and not cmd.endswith("other"):
+        feat.git("push", "-q", "origin", "feat")
+    checked = check_and_hook_alike(cmd, feat.path, monkeypatch, capsys)
+    assert (checked["verdict"], checked["text"]) == ("allow", ""), cmd
+

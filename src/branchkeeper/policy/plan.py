@@ -23,6 +23,7 @@ from branchkeeper.shell.gitargv import (
     force_pushes,
     overwrites,
 )
+from branchkeeper.shell.gitcreate import branch_moves
 from branchkeeper.shell.gitcreate import creations as branch_creations
 from branchkeeper.shell.gitevac import Evacuation, evacuation
 from branchkeeper.shell.gitrebase import RebaseOnto, rebase_onto
@@ -64,6 +65,7 @@ def plan_command(parsed: ParsedCommand) -> Plan:
     discards: list[tuple[Discard, GitInvocation]] = []
     pushes: list[tuple[ForcePush, GitInvocation]] = []
     rebases: list[tuple[RebaseOnto, GitInvocation]] = []
+    moved: dict[str, tuple[str, bool]] = {}  # ref -> (source, renamed) of earlier renames/copies
     gits = git_invocations(parsed)
     fed_by = {id(d): g for g in gits for d in g.invocation.downstream}
     for g in gits:
@@ -74,8 +76,10 @@ def plan_command(parsed: ParsedCommand) -> Plan:
         if r is not None:
             rebases.append((r, g))
         creations.extend((c, g) for c in branch_creations(g))
-        destructions.extend((d, g) for d in destruction(g))
-        destructions.extend((d, g) for d in overwrites(g))
+        destructions.extend((_carry(d, moved), g) for d in destruction(g) + overwrites(g))
+        for ref, source, renamed in branch_moves(g):
+            root, gone = moved.get(source, (source, True))  # a chain names its first branch
+            moved[ref] = (root, renamed and gone)
         e = evacuation(g)
         if e is not None:
             evacuations.append((e, g))
@@ -85,6 +89,14 @@ def plan_command(parsed: ParsedCommand) -> Plan:
     rms = tuple((t, inv) for inv in parsed.invocations for t in rm_recursive_targets(inv))
     return Plan(parsed, tuple(creations), tuple(destructions), tuple(evacuations), rms,
                 tuple(discards), tuple(pushes), tuple(rebases))
+
+
+def _carry(d: Destruction, moved: dict[str, tuple[str, bool]]) -> Destruction:
+    """``d`` with the refs an earlier part of the command renamed or copied a branch into
+    (``Destruction.carried``): deleting such a ref deletes that branch's tip (trial F20:
+    ``git branch -m feat old && git branch -D old``)."""
+    carried = tuple((r, *moved[r]) for r in d.refs if r in moved)
+    return d._replace(carried=carried) if carried else d
 
 
 def asks_help(g: GitInvocation) -> bool:
@@ -101,12 +113,15 @@ def asks_help(g: GitInvocation) -> bool:
 
 def deleted_refs(destructions: Iterable[Destruction]) -> tuple[str, ...]:
     """Full names of every local ref the destructions delete or overwrite (branch deletes,
-    update-ref, forced moves)."""
+    update-ref, forced moves), and the branches an earlier rename took a deleted name from
+    (``Destruction.carried``)."""
     out: list[str] = []
     for d in destructions:
         if d.kind in ("branch_force_delete", "branch_delete", "update_ref_delete",
                       "branch_overwrite", "tag_delete"):
             out.extend(d.refs)
+            out.extend(source for _, source, renamed in d.carried
+                       if renamed and source != "HEAD")
     return tuple(dict.fromkeys(out))
 
 

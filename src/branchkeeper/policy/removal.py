@@ -240,20 +240,39 @@ def _tags_not_on_path_remotes(facts: GuardFacts, gone: list[tuple[str, str]], co
     return left, only_here
 
 
+def _carried_sources(destructions: Sequence[Destruction]) -> dict[str, tuple[str, bool]]:
+    """ref -> (full ref of the branch it holds, renamed) for each ref an earlier part of the
+    command renamed or copied a branch into (``Destruction.carried``): judged with that
+    branch's tip. ``HEAD`` is the branch checked out where the deletion runs (one
+    ``symbolic-ref``, only for that form); on a detached HEAD git renames nothing."""
+    out: dict[str, tuple[str, bool]] = {}
+    for d in destructions:
+        for ref, source, renamed in d.carried:
+            if source == "HEAD":
+                head = current_branch(d.cwd) if d.cwd else None
+                if head is None:
+                    continue
+                source = head
+            out[ref] = (source, renamed)
+    return out
+
+
 def _judge_destructions(facts: GuardFacts, items: list[tuple[Destruction, GitInvocation]],
                         every: list[Destruction]) -> list[Decision]:
     cfg = facts.config.branches
     out: list[Decision] = []
-    excluded = deleted_refs(every)
     force_items = [(d, g) for d, g in items if d.kind in (
         "branch_force_delete", "update_ref_delete", "branch_overwrite", "tag_delete")]
+    carried = _carried_sources([d for d, _ in force_items])
+    excluded = (*deleted_refs(every), *(src for src, renamed in carried.values() if renamed))
     removes = [(d, g) for d, g in items if d.kind in ("worktree_remove", "worktree_remove_force")]
     tips: dict[str, str] = {}
     if force_items:
         table = facts.table()
         wanted = [r for d, _ in force_items for r in d.refs]
         for r in wanted:
-            t = table.tip(r)
+            t = table.tip(carried[r][0]) if r in carried else None
+            t = t if t is not None else table.tip(r)
             if t is not None:
                 tips[r] = str(t)
         # refs/heads is complete in the table: only other refs need a look-up

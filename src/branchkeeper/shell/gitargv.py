@@ -97,6 +97,9 @@ class Destruction(NamedTuple):
     remote-tracking deletes give `origin/x`) or absolute worktree paths (raw text when
     unresolvable); `refs` the full ref names for branch kinds; `remote` the remote for push
     kinds. `dynamic` means some target, the remote or the repository could not be known.
+    `carried`: (ref, source, renamed) for each of `refs` an earlier part of the same command
+    renamed (`renamed`) or copied a branch into (`plan.plan_command`; source a full ref, or
+    `HEAD` for the current branch): that ref then holds the source's tip.
     """
 
     kind: str
@@ -107,6 +110,7 @@ class Destruction(NamedTuple):
     refs: tuple[str, ...] = ()
     remote_tracking: bool = False
     new_value: str | None = None
+    carried: tuple[tuple[str, str, bool], ...] = ()
 
 
 def _last_value(p: gitopts.Parsed, *keys: str) -> tuple[str, str | None, bool] | None:

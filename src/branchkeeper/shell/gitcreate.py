@@ -60,6 +60,22 @@ def _branch(g: GitInvocation) -> tuple[Creation, ...]:
                      g.cwd, needs_existence_check=force, candidate_existing=new),)
 
 
+def branch_moves(g: GitInvocation) -> tuple[tuple[str, str, bool], ...]:
+    """(new ref, source ref, renamed) of ``git branch -m|-M|-c|-C [OLD] NEW``: NEW then holds
+    OLD's tip (``HEAD``: the current branch's, when OLD is not written), and a rename leaves
+    no OLD. Empty for any other invocation, or a name from an expansion."""
+    if g.subcommand != "branch":
+        return ()
+    p = gitopts.parse(g.args, g.args_dynamic, _BRANCH)
+    renamed = p.has("move") or p.count("M") > 0
+    if not (renamed or p.has("copy") or p.count("C")) or p.has("delete") or p.count("D"):
+        return ()
+    if not 1 <= len(p.operands) <= 2 or g.dynamic or p.dynamic:
+        return ()
+    old = "refs/heads/" + p.operands[0][0] if len(p.operands) == 2 else "HEAD"
+    return (("refs/heads/" + p.operands[-1][0], old, renamed),)
+
+
 def _stash(g: GitInvocation) -> tuple[Creation, ...]:
     """``git stash branch NEW [STASH]``: NEW at the stash's base (git refuses an existing
     NEW)."""
