@@ -201,3 +201,21 @@ def test_f20_rename_then_delete_losing_nothing_is_allowed(
     checked = check_and_hook_alike(cmd, feat.path, monkeypatch, capsys)
     assert (checked["verdict"], checked["text"]) == ("allow", ""), cmd
 
+
+
+def test_symbolic_ref_head_off_a_detached_head_is_judged_as_a_checkout(
+        feat: GitRepo, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    """``symbolic-ref HEAD REF`` moves a detached HEAD as ``checkout`` does: its commits no ref
+    holds are left to the HEAD reflog (R-GIT-DETACHED-HEAD-MOVE, the same text)."""
+    feat.git("checkout", "-q", "--detach", "main")
+    feat.commit("d", files={"d.txt": "d\n"})
+    checkout = check_and_hook_alike("git checkout main", feat.path, monkeypatch, capsys)
+    assert checkout["rule_id"] == "R-GIT-DETACHED-HEAD-MOVE"
+    for cmd in ("git symbolic-ref HEAD refs/heads/main", "git symbolic-ref HEAD refs/heads/new"):
+        checked = check_and_hook_alike(cmd, feat.path, monkeypatch, capsys)
+        assert checked["text"] == checkout["text"].replace("`git checkout main`", f"`{cmd}`")
+    feat.git("branch", "kept", "HEAD")  # contrast: a branch holds the commit
+    checked = check_and_hook_alike("git symbolic-ref HEAD refs/heads/main", feat.path,
+                                   monkeypatch, capsys)
+    assert (checked["verdict"], checked["text"]) == ("allow", "")

@@ -13,6 +13,7 @@ from typing import NamedTuple
 
 from branchkeeper.shell import gitopts
 from branchkeeper.shell.gitargv import _CHECKOUT, _SWITCH
+from branchkeeper.shell.gitsymref import symref_set
 from branchkeeper.shell.model import GitInvocation, ParsedCommand
 from branchkeeper.shell.parse import git_invocations
 
@@ -301,8 +302,13 @@ def head_move_target(g: GitInvocation) -> str | None:
     as ``@{-1}``), :data:`ORPHAN` for ``--orphan``, or None when it does not move HEAD (no
     operand, a creation at HEAD, a path checkout: ``checkout X -- PATHS``, several operands,
     ``--patch``), when a word comes from an expansion, or git would refuse an option. A single
-    ``checkout`` operand may still be a path: :mod:`branchkeeper.policy.detached` tells."""
+    ``checkout`` operand may still be a path: :mod:`branchkeeper.policy.detached` tells.
+    ``git symbolic-ref HEAD REF`` moves HEAD onto REF (as written; an unborn branch when it
+    does not exist)."""
     sub = g.subcommand
+    sym = symref_set(g)
+    if sym is not None and sym.name == "HEAD" and not sym.dynamic:
+        return sym.target
     if sub not in ("switch", "checkout"):
         return None
     p = gitopts.parse(g.args, g.args_dynamic, _SWITCH if sub == "switch" else _CHECKOUT)
