@@ -219,3 +219,17 @@ def test_symbolic_ref_head_off_a_detached_head_is_judged_as_a_checkout(
     checked = check_and_hook_alike("git symbolic-ref HEAD refs/heads/main", feat.path,
                                    monkeypatch, capsys)
     assert (checked["verdict"], checked["text"]) == ("allow", "")
+
+
+def test_f20_a_rename_onto_a_taken_name_keeps_judging_that_name_s_own_tip(
+        feat: GitRepo, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    """`-m` onto an existing name fails, and after `;` the deletion deletes that name's own
+    tip: both tips are judged (feat pushed, old's own commit held by nothing else)."""
+    feat.git("push", "-q", "origin", "feat")
+    feat.switch("old", create=True, start="main")
+    feat.commit("o", files={"o.txt": "o\n"})
+    feat.switch("main")
+    cmd = "git branch -m feat old; git branch -D old"
+    checked = check_and_hook_alike(cmd, feat.path, monkeypatch, capsys)
+    assert checked["text"] == _delete_deny("git branch -D old", "old", feat.rev("old")[:10])

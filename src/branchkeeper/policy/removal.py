@@ -267,12 +267,16 @@ def _judge_destructions(facts: GuardFacts, items: list[tuple[Destruction, GitInv
     excluded = (*deleted_refs(every), *(src for src, renamed in carried.values() if renamed))
     removes = [(d, g) for d, g in items if d.kind in ("worktree_remove", "worktree_remove_force")]
     tips: dict[str, str] = {}
+    before: dict[str, str] = {}
     if force_items:
         table = facts.table()
         wanted = [r for d, _ in force_items for r in d.refs]
         for r in wanted:
+            own = table.tip(r)
             t = table.tip(carried[r][0]) if r in carried else None
-            t = t if t is not None else table.tip(r)
+            if t is not None and own is not None and own != t:
+                before[r] = str(own)  # kept if the rename into r fails (`-m` onto a name taken)
+            t = t if t is not None else own
             if t is not None:
                 tips[r] = str(t)
         # refs/heads is complete in the table: only other refs need a look-up
@@ -293,11 +297,11 @@ def _judge_destructions(facts: GuardFacts, items: list[tuple[Destruction, GitInv
                 head_tips[path] = str(wt.head)
     lost: frozenset[str] = frozenset()
     count = 0
-    all_tips = [*tips.values(), *head_tips.values()]
+    all_tips = [*tips.values(), *before.values(), *head_tips.values()]
     if all_tips:
         lost, count = unreachable_tips(facts.repo, all_tips, excluded_refs=excluded)
     for d, g in force_items:
-        gone = [(r, tips[r]) for r in d.refs if r in tips and tips[r] in lost]
+        gone = [(r, t) for r in d.refs for t in (tips.get(r), before.get(r)) if t in lost]
         lost_commits = count
         if d.kind == "tag_delete" and gone and cfg.force_removal.mode != "off":
             gone, lost_commits = _tags_not_on_path_remotes(facts, gone, count, excluded)
