@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple, cast
 
 from branchkeeper import clock
+from branchkeeper.analysis.hidden_edits import hidden_edits_selected
 from branchkeeper.analysis.refs import RefInfo, RefTable
 from branchkeeper.errors import BranchkeeperError
 from branchkeeper.git.locate import Repo, resolve_git_dir
@@ -274,14 +275,24 @@ def linked_worktree_paths(repo: Repo) -> list[str]:
 
 def discardable(cwd: str, pathspecs: Sequence[str], *, tracked: bool, untracked: bool,
                 ignored: bool, git_dir: str | None = None, work_tree: str | None = None,
-                staged_only: bool = False) -> tuple[str, ...]:
+                staged_only: bool = False, visible: bool = True) -> tuple[str, ...]:
     """What a discarding command run in ``cwd`` would throw away: ONE bounded
     ``status --porcelain -z`` limited to ``pathspecs`` (relative to ``cwd``; empty = the whole
     worktree). ``tracked``: staged or unstaged changes to tracked files (a file deleted, and
-    nothing else, holds nothing to lose); ``staged_only``: of those, only the staged ones (what
-    ``reset --merge`` drops); ``untracked``: files git does not track; ``ignored``: ignored
-    files. Returns the paths (relative to the work tree root). Raises GitError, or ParseError
-    (a ValueError) on malformed output."""
+    nothing else, holds nothing to lose), the edits a skip-worktree or assume-unchanged flag
+    hides from ``status`` among them
+    (:func:`~branchkeeper.analysis.hidden_edits.hidden_edits_selected`: no process when the
+    index flags nothing; not read with ``git_dir``); ``staged_only``: of those, only the staged
+    ones (what ``reset --merge`` drops, hidden edits aside); ``untracked``: files git does not
+    track; ``ignored``: ignored files. ``visible=False``: only the hidden edits, and only when
+    ``status`` lists something else (what a stash save, which takes the rest, overwrites; no
+    process at all when the index flags nothing). Returns the paths (relative to the work tree
+    root). Raises GitError, or ParseError (a ValueError) on malformed output."""
+    see = tracked and not staged_only and git_dir is None
+    hidden = hidden_edits_selected(cwd, pathspecs, work_tree=work_tree,
+                                   timeout=GUARD_TIMEOUT_S) if see else []
+    if not visible and not hidden:
+        return ()  # no process when the index flags nothing
     pre = _globals(git_dir, work_tree)
     args = [*pre, "-c", "core.quotePath=false", "status", "--porcelain=v1", "-z", "--no-renames",
             "--untracked-files=" + ("all" if untracked or ignored else "no")]
@@ -303,7 +314,9 @@ def discardable(cwd: str, pathspecs: Sequence[str], *, tracked: bool, untracked:
             keep = tracked and not (x in " D" and y in " D")
         if keep:
             found.append(path)
-    return tuple(found)
+    if not visible:
+        return tuple(p for p in hidden if p not in found) if found else ()
+    return tuple(dict.fromkeys([*found, *hidden]))
 
 
 def clean_removes(cwd: str, pathspecs: Sequence[str], *, excludes: Sequence[str],

@@ -37,8 +37,8 @@ from branchkeeper.git.parse import ParseError, zsplit
 from branchkeeper.git.run import DEFAULT_TIMEOUT_S, run_git
 from branchkeeper.model.hook_command import INSTALL_FILES, INSTALL_READ_MAX, install_output
 
-__all__ = ["Work", "flagged_entries", "hidden_edits", "install_written", "read_work",
-           "unflag_command"]
+__all__ = ["Work", "flagged_entries", "hidden_edits", "hidden_edits_selected", "install_written",
+           "read_work", "unflag_command"]
 
 _GITLINK = "160000"
 _SYMLINK = "120000"
@@ -113,6 +113,36 @@ def hidden_edits(path: Path | str, *, timeout: float = DEFAULT_TIMEOUT_S) -> lis
         changed += [n for (o, n), got in zip(to_hash, oids, strict=True) if got != o]
     order = {n: i for i, (_t, _m, _o, n) in enumerate(entries)}
     return sorted(changed, key=order.__getitem__)
+
+
+def _worktree_root(cwd: Path) -> Path | None:
+    """The nearest directory from ``cwd`` up that holds a ``.git`` (no process)."""
+    for here in (cwd, *cwd.parents):
+        if os.path.lexists(here / ".git"):
+            return here
+    return None
+
+
+def hidden_edits_selected(cwd: str, pathspecs: Sequence[str], *, work_tree: str | None = None,
+                          timeout: float = DEFAULT_TIMEOUT_S) -> list[str]:
+    """The :func:`hidden_edits` of the worktree a git command run in ``cwd`` acts on (the one
+    ``work_tree``, relative to ``cwd``, names, else the nearest one holding ``cwd``) that are
+    present files (a deleted one holds nothing to overwrite) and that ``pathspecs`` (relative
+    to ``cwd``, git's syntax; empty = all) select: what a command discarding tracked changes
+    overwrites though ``git status`` does not show it. Paths relative to the worktree's root.
+    No process when its index flags nothing; else :func:`hidden_edits`' and, with pathspecs,
+    one ``ls-files``. Raises GitError, ParseError."""
+    root = Path(cwd, work_tree) if work_tree else _worktree_root(Path(os.path.abspath(cwd)))
+    if root is None:
+        return []
+    found = [p for p in hidden_edits(root, timeout=timeout) if os.path.lexists(root / p)]
+    if not found or not pathspecs:
+        return found
+    pre = ["--work-tree", str(root)] if work_tree else []
+    out = run_git([*pre, "-c", "core.quotePath=false", "ls-files", "-z", "--full-name", "--",
+                   *pathspecs], cwd=cwd, timeout=timeout).stdout
+    selected = set(zsplit(out))
+    return [p for p in found if p in selected]
 
 
 def install_written(root: Path | str, path: str) -> bool:

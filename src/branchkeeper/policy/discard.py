@@ -1,7 +1,8 @@
 """Discarding uncommitted work (``R-GIT-DISCARD-CHANGES``; issue 5 section 2): ``reset
 --hard``, ``checkout -f`` / ``checkout -- <paths>``, ``restore``, ``switch -f``, ``clean -f``,
-``stash drop/clear``, ``mv -f`` over a file, and a stash save followed by a drop in one
-command.
+``stash drop/clear``, ``mv -f`` over a file, a stash save followed by a drop in one
+command, and a stash save over edits a skip-worktree or assume-unchanged flag hides (each of
+them sees those edits: ``discardable``).
 
 :func:`discard_decisions` runs one bounded ``status`` (or one stash look-up) per discarding git
 command, in the worktree it acts on; the deny texts list what would be thrown away.
@@ -14,6 +15,7 @@ import posixpath
 from collections.abc import Sequence
 
 from branchkeeper.analysis.guard_facts import clean_removes, discardable, is_commitish, read_tips
+from branchkeeper.analysis.hidden_edits import unflag_command
 from branchkeeper.errors import BranchkeeperError
 from branchkeeper.policy.decision import ALLOW, Decision, Verdict, listed
 from branchkeeper.policy.discard_plan import (
@@ -35,7 +37,9 @@ _DISCARDS = {"reset_hard": "staged or unstaged changes to tracked files",
              "checkout_force": "changes to tracked files", "checkout_paths": "changes to tracked files",
              "restore": "changes to tracked files", "switch_force": "changes to tracked files",
              "clean": "files git does not track",
-             "mv_force": "uncommitted changes or untracked files the move writes over"}  # fmt: skip
+             "mv_force": "uncommitted changes or untracked files the move writes over",
+             "save_stash": "edits a skip-worktree or assume-unchanged flag hides: the stash "
+                           "leaves them out and its reset overwrites them"}  # fmt: skip
 
 
 def discard_decision(kind: str, worktree: str, paths: Sequence[str], *, mode: str, how: str,
@@ -56,6 +60,14 @@ def discard_decision(kind: str, worktree: str, paths: Sequence[str], *, mode: st
             "Keep the stashed work first: turn it into a branch (" + git_cmd(
                 "-C", worktree, "stash", "branch", "<name>") + ") and commit or push it, or "
             "apply it and commit; or ask a human.")
+    if kind == "save_stash":
+        return Decision(
+            Verdict.DENY, R_DISCARD,
+            f"`{how}` would discard uncommitted work in {wt} ({_DISCARDS[kind]}):\n"
+            + "\n".join(listed([shell_quote(p) for p in paths])),
+            "Clear the flags and commit those edits first (" + str(unflag_command(
+                worktree, paths)) + " && " + git_cmd("-C", worktree, "commit", "-a") + "), "
+            "then run the command again; or ask a human.")
     what = _DISCARDS.get(kind, "uncommitted work")
     if kind == "clean" and ignored:
         what = "files git does not track, ignored ones included"
@@ -146,7 +158,8 @@ def discard_decisions(plan: Plan, repos: GuardRepos, unparsed: str) -> list[Deci
                     found = discardable(g.cwd, specs, tracked=x.kind != "clean",
                                         untracked=x.untracked, ignored=x.ignored,
                                         git_dir=g.git_dir, work_tree=g.work_tree,
-                                        staged_only=x.kind == "reset_merge")
+                                        staged_only=x.kind == "reset_merge",
+                                        visible=x.kind != "save_stash")
                 if x.kind == "clean" and not clean_enters_repositories(g):
                     found = [f for f in found if not _only_repositories(os.path.join(where, f))]
                 if found and x.kind in ("reset_hard", "reset_merge") and _git_refuses(g):

@@ -24,7 +24,9 @@ class Discard(NamedTuple):
     ``kind``: ``reset_hard``, ``reset_merge`` (staged changes), ``checkout_force``,
     ``checkout_paths``, ``checkout_maybe_path`` (one operand: a path unless it names a commit),
     ``restore``, ``switch_force``, ``clean``, ``stash_drop``, ``stash_clear``, ``git_rm_force``,
-    ``mv_force`` (``git mv -f``: ``pathspecs`` are its operands, sources then destination).
+    ``mv_force`` (``git mv -f``: ``pathspecs`` are its operands, sources then destination),
+    ``save_stash`` (a stash save: ``untracked`` and ``ignored`` say what it takes; it throws
+    away only the edits a skip-worktree or assume-unchanged flag hides).
     ``pathspecs`` limit what is discarded (relative to the invocation's cwd; () = the whole
     worktree); ``pathspec_file`` names a ``--pathspec-from-file`` (``-`` = stdin), whose
     entries are NUL-separated with ``pathspec_nul``. For ``clean``: ``untracked`` and
@@ -181,6 +183,9 @@ def discard(g: GitInvocation) -> Discard | None:
                        excludes=excludes)
     if sub == "stash" and args[:1] in (("drop",), ("clear",)):
         return Discard(f"stash_{args[0]}", (), False, False, g.dynamic)
+    saved = stash_save(g)
+    if saved is not None:  # the stash leaves out hidden edits, and its reset overwrites them
+        return Discard("save_stash", (), saved[0], saved[1], g.dynamic)
     return None
 
 
