@@ -208,3 +208,20 @@ def gone_entries(root: Path, common_dir: Path, *, timeout: float = DEFAULT_TIMEO
                             if f"{p}\0{r}" in counts),
                       tuple(str(a.path / "modules" / m) for m in a.modules))
             for p, a, h in entries]
+
+
+def bisect_refs_at_risk(root: Path, common_dir: Path, *, timeout: float = DEFAULT_TIMEOUT_S
+                        ) -> tuple[HeldRef, ...]:
+    """The ``refs/bisect/*`` refs of the worktree at ``root`` (read from its git dir as
+    :func:`read_admin_dir` reads it: a linked worktree's admin directory, the main worktree's
+    ``.git``, ``common_dir`` when bare) that hold
+    commits no branch, tag, remote-tracking ref or ref of ours holds: what ``git bisect
+    reset`` and ``git bisect start`` delete. One ``rev-list`` when there is any such ref (none
+    otherwise), run in ``root``. Raises :class:`GitError` when the refs cannot be read or git
+    fails (the guard denies then)."""
+    read = read_admin_dir(worktree_git_dir(root) or common_dir)
+    if read.unreadable is not None:
+        raise GitError(read.unreadable, argv=[], returncode=None)
+    tips = {ref: oid for ref, oid in read.refs if ref.startswith("refs/bisect/")}
+    counts = unique_counts(root, tips, KEEPING_ARGS, timeout=timeout)
+    return tuple(HeldRef(ref, *counts[ref]) for ref in sorted(tips) if ref in counts)

@@ -27,6 +27,7 @@ from branchkeeper.analysis.guard_facts import (
 from branchkeeper.analysis.hidden_edits import unflag_command
 from branchkeeper.analysis.refs import matches_any, resolve_default_branch
 from branchkeeper.errors import BranchkeeperError
+from branchkeeper.policy.bisect import judge_bisect
 from branchkeeper.policy.decision import ALLOW, Decision, Verdict, listed
 from branchkeeper.policy.detached import detached_move_decision
 from branchkeeper.policy.facts import GuardFacts, GuardRepos, git_failed
@@ -338,6 +339,7 @@ def _judge_destructions(facts: GuardFacts, items: list[tuple[Destruction, GitInv
             mode=cfg.force_removal.mode, gone=no_dir))
     out += [judge_prune(facts, how=describe(g), by_gc=d.kind == "gc_worktree_prune")
             for d, g in items if d.kind in ("worktree_prune", "gc_worktree_prune")]
+    out += [judge_bisect(facts, how=describe(g)) for d, g in items if d.kind == "bisect_reset"]
     for d, _ in items:
         if d.kind == "push_delete":
             out.append(_remote_delete(facts, d))

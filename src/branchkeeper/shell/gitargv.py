@@ -87,7 +87,8 @@ class Destruction(NamedTuple):
     `kind`: `branch_force_delete`, `branch_delete`, `update_ref_delete`, `tag_delete`,
     `worktree_remove`,
     `worktree_remove_force`, `worktree_prune` (every entry whose directory is gone; no
-    targets), `gc_worktree_prune` (the `worktree prune` every `git gc` runs), `push_delete`,
+    targets), `gc_worktree_prune` (the `worktree prune` every `git gc` runs), `bisect_reset`
+    (`bisect reset|start`: the worktree's refs/bisect/*; no targets), `push_delete`,
     `push_mirror`, `push_prune`, `branch_overwrite`
     (a branch moved or replaced: `branch -f`, `checkout -B`, `switch -C`, `worktree add -B`,
     `branch -M/-C`, forced `fetch`/`pull`/`push .` refspecs, `update-ref REF NEW`,
@@ -208,6 +209,8 @@ def destruction(g: GitInvocation) -> tuple[Destruction, ...]:
         if p.has("dry-run"):
             return ()
         return (Destruction("worktree_prune", (), None, g.dynamic or p.unknown, g.cwd),)
+    if sub == "bisect" and args[:1] in (("reset",), ("start",)):
+        return (Destruction("bisect_reset", (), None, g.dynamic, g.cwd),)
     if sub == "gc" and not _gc_keeps_worktrees(g):
         return (Destruction("gc_worktree_prune", (), None, g.dynamic, g.cwd),)
     if sub == "push":
