@@ -12,6 +12,7 @@ runs and the real runs alike.
 from __future__ import annotations
 
 import shlex
+import shutil
 import subprocess
 from pathlib import Path
 
@@ -336,6 +337,32 @@ def test_the_guard_denies_a_forced_remove_of_a_worktree_with_a_submodule_store(
     assert code != 0 and "SKIP_SUBMODULE" in out and wt.is_dir()
     # without --force git refuses a worktree with submodules itself: nothing to lose
     assert check_and_hook_alike(f"git worktree remove {wt}", repo.path, monkeypatch,
+                                capsys)["verdict"] == "allow"
+
+
+def test_f02_the_guard_denies_removing_a_gone_worktree_whose_submodule_store_holds_work(
+        remote_and_clone: tuple[GitRepo, GitRepo], tmp_path: Path,
+        capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    _, repo = remote_and_clone
+    _with_submodule(repo, tmp_path)
+    wt = _submodule_worktree(repo, tmp_path, "withsub")
+    plain = _submodule_worktree(repo, tmp_path, "plain", init=False)
+    shutil.rmtree(wt)
+    shutil.rmtree(plain)
+    store = repo.path / ".git" / "worktrees" / "withsub" / "modules" / "lib"
+    secure = shlex.join(["git", "--git-dir", str(store), "push", "origin",
+                         "refs/heads/*:refs/heads/*", "HEAD:refs/heads/rescue/withsub-lib"])
+    for command in (f"git worktree remove {wt}", f"git worktree remove --force {wt}"):
+        checked = check_and_hook_alike(command, repo.path, monkeypatch, capsys)
+        assert (checked["verdict"], checked["text"]) == ("deny", (
+            f"[R-GIT-WORKTREE-REMOVE-FORCE] `{command}` would lose work:\n"
+            "submodule stores (the removal deletes them with the entry, and any submodule "
+            f"commit only they hold):\n  - {store}\n\n"
+            f"First {secure}; then remove the worktree without --force (git worktree remove "
+            f"{wt}), or let `branchkeeper worktree retire {wt}` check it for you.\n\n"
+            + BRANCH_LIMIT_PRINCIPLE)), command
+    # contrast: a gone worktree with no submodule store loses nothing to the removal
+    assert check_and_hook_alike(f"git worktree remove {plain}", repo.path, monkeypatch,
                                 capsys)["verdict"] == "allow"
 
 

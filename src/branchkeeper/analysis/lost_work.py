@@ -274,6 +274,16 @@ def rescue_command(label: str, commit: Oid, remote: str | None) -> str:
             else shlex.join(["git", "branch", name, str(commit)]))
 
 
+def store_rescue_command(worktree: str, store: str) -> str:
+    """The one command that secures the submodule store ``store`` (a path) of the worktree
+    at ``worktree``: push its branches and its HEAD (a detached submodule commit) to
+    ``origin``, the HEAD as ``rescue/<dir>-<store name>``."""
+    name = "rescue/" + (_SAFE.sub("-", f"{Path(worktree).name}-{Path(store).name}")
+                        .strip(".-")[:40] or "submodule")
+    return shlex.join(["git", "--git-dir", store, "push", "origin",
+                       "refs/heads/*:refs/heads/*", f"HEAD:refs/heads/{name}"])
+
+
 def save_command(w: WorktreeWork, remote: str | None) -> str | None:
     """The command that secures the dirty worktree ``w``: :func:`secure_command` for its
     checkout."""
@@ -317,14 +327,11 @@ def _store_items(w: WorktreeWork, remote: str | None) -> list[LostWork]:
                               f"its own ref {h.ref} holds {h.count} commit(s) no branch, tag or "
                               "remote holds", secure, h.count, w.age_days, w.path))
     for store in w.stores:
-        name = "rescue/" + (_SAFE.sub("-", f"{Path(w.path).name}-{store.name}")
-                            .strip(".-")[:40] or "submodule")
-        git = ["git", "--git-dir", str(store), "push", "origin"]
         items.append(LostWork(
             LostKind.SUBMODULE_STORE, w.path,
             f"submodule store {store} of a worktree whose directory is gone (prunable): "
             "git worktree prune would delete it and the submodule commits only it holds",
-            shlex.join([*git, "refs/heads/*:refs/heads/*", f"HEAD:refs/heads/{name}"]),
+            store_rescue_command(w.path, str(store)),
             None, w.age_days, w.path))
     return items
 

@@ -25,6 +25,7 @@ from branchkeeper.analysis.guard_facts import (
     unreachable_tips,
 )
 from branchkeeper.analysis.hidden_edits import unflag_command
+from branchkeeper.analysis.lost_work import store_rescue_command
 from branchkeeper.analysis.refs import matches_any, resolve_default_branch
 from branchkeeper.errors import BranchkeeperError
 from branchkeeper.policy.bisect import judge_bisect
@@ -53,11 +54,12 @@ if TYPE_CHECKING:
 R_PUSH_DELETE = "R-GIT-PUSH-DELETE-REMOTE"
 
 
-def _admin_loss(path: str, contents: WorktreeContents, *, force: bool
+def _admin_loss(path: str, contents: WorktreeContents, *, force: bool, gone: bool = False
                 ) -> tuple[list[str], list[str]]:
     """(problem lines, steps) for what removing the worktree deletes with its admin
     directory: its own refs holding commits nothing else holds (any removal), its submodule
-    stores (``--force`` only: without it git refuses a worktree with submodules)."""
+    stores (``--force``, or ``gone``: its directory is gone, and git refuses a worktree with
+    submodules without ``--force`` only while its directory exists; the prune's judgement)."""
     problems: list[str] = []
     steps: list[str] = []
     if contents.own_refs:
@@ -66,7 +68,12 @@ def _admin_loss(path: str, contents: WorktreeContents, *, force: bool
         problems += listed(list(contents.own_refs))
         steps.append("keep each listed ref's commits on a branch and push it ("
                      + git_cmd("-C", path, "branch", "<name>", "<ref>") + ")")
-    if force and contents.stores:
+    if gone and contents.stores:  # no directory to run a command in: the prune's steps
+        problems.append("submodule stores (the removal deletes them with the entry, and any "
+                        "submodule commit only they hold):")
+        problems += listed([shell_quote(p) for p in contents.stores])
+        steps += [store_rescue_command(path, p) for p in contents.stores]
+    elif force and contents.stores:
         problems.append("submodule stores (--force deletes them with any submodule commit "
                         "only they hold):")
         problems += listed([shell_quote(p) for p in contents.stores])
@@ -106,7 +113,7 @@ def worktree_remove_decision(path: str, *, force: bool, contents: WorktreeConten
                              for b in contents.ignored_blocking])
     # an rm of the directory leaves the admin directory (its refs, its stores) to a prune
     admin_problems, admin_steps = ([], []) if spelled else _admin_loss(path, contents,
-                                                                        force=force)
+                                                                        force=force, gone=gone)
     problems += admin_problems
     if not problems:
         return ALLOW
@@ -135,7 +142,7 @@ def worktree_remove_decision(path: str, *, force: bool, contents: WorktreeConten
     way = ("First " + "; ".join(steps) + "; then remove the worktree without --force ("
            + git_cmd("worktree", "remove", path) + "), or let `" + retire
            + "` check it for you.")
-    if force and contents.stores and not spelled:  # git refuses it without --force
+    if force and contents.stores and not spelled and not gone:  # git refuses it unforced
         way = ("First " + "; ".join(steps) + "; then it is removed by hand: git refuses a "
                "worktree with submodule stores without --force, and `" + retire + "` keeps "
                "it (SKIP_SUBMODULE). Once that lists no commit, a human runs "

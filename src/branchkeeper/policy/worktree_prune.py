@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from branchkeeper.analysis.guard_facts import GUARD_TIMEOUT_S, WorktreeContents
-from branchkeeper.analysis.lost_work import rescue_command
+from branchkeeper.analysis.lost_work import rescue_command, store_rescue_command
 from branchkeeper.analysis.worktree_store import GoneEntry, gone_entries
 from branchkeeper.policy.decision import ALLOW, Decision, Verdict, listed
 from branchkeeper.policy.facts import GuardFacts
@@ -40,8 +40,7 @@ def entry_problems(e: GoneEntry) -> tuple[list[str], list[str]]:
     for store in e.modules:
         problems.append(f"submodule store {shell_quote(store)} (it goes with any submodule "
                         "commit only it holds)")
-        steps.append("git --git-dir " + shell_quote(store) + " push origin "
-                     "'refs/heads/*:refs/heads/*'")
+        steps.append(store_rescue_command(e.path, store))
     return problems, steps
 
 
