@@ -86,7 +86,7 @@ def push_expansions(gits: Sequence[GitInvocation]) -> list[tuple[GitInvocation, 
     remote named (``origin``, or the one remote so configured) when the push names none. One
     ``git config`` per repository, only for such a push."""
     from branchkeeper.analysis.fetch_refspecs import configured_push
-    from branchkeeper.shell.gitargv import push_parts
+    from branchkeeper.shell.gitpush import push_parts
 
     out: list[tuple[GitInvocation, list[str]]] = []
     read: dict[str, dict[str, tuple[list[str], bool]]] = {}

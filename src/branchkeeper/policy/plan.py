@@ -18,14 +18,13 @@ from branchkeeper.policy.discard_plan import Discard, discard, reversed_diff
 from branchkeeper.shell.gitargv import (
     Creation,
     Destruction,
-    ForcePush,
     destruction,
-    force_pushes,
     overwrites,
 )
 from branchkeeper.shell.gitcreate import branch_moves
 from branchkeeper.shell.gitcreate import creations as branch_creations
 from branchkeeper.shell.gitevac import Evacuation, evacuation
+from branchkeeper.shell.gitpush import ForcePush, force_pushes
 from branchkeeper.shell.gitrebase import RebaseOnto, rebase_onto
 from branchkeeper.shell.model import GitInvocation, Invocation, ParsedCommand
 from branchkeeper.shell.parse import git_invocation, git_invocations, rm_recursive_targets

@@ -26,7 +26,7 @@ from branchkeeper.policy.decision import ALLOW, Decision, Verdict, listed
 from branchkeeper.policy.facts import GuardFacts, GuardRepos, git_failed
 from branchkeeper.policy.plan import Plan, deleted_refs, describe
 from branchkeeper.policy.unread import unparsed_decision
-from branchkeeper.shell.gitargv import ForcePush
+from branchkeeper.shell.gitpush import ForcePush
 from branchkeeper.shell.model import GitInvocation
 from branchkeeper.shell.quoting import git_cmd, shell_quote
 

@@ -44,7 +44,7 @@ _WT_ADD = gitopts.spec(
 )
 _WT_REMOVE = gitopts.spec("f|force")
 _WT_PRUNE = gitopts.spec("n|dry-run v|verbose |expire=")
-_PUSH = gitopts.spec(
+PUSH_OPTIONS = gitopts.spec(
     "|all |branches |mirror d|delete |tags n|dry-run |porcelain f|force |force-with-lease? "
     "|force-if-includes |recurse-submodules= |thin |receive-pack= |exec= u|set-upstream "
     "|progress |prune |verify |follow-tags |signed? |atomic o|push-option= 4|ipv4 6|ipv6 "
@@ -114,7 +114,7 @@ class Destruction(NamedTuple):
     carried: tuple[tuple[str, str, bool], ...] = ()
 
 
-def _last_value(p: gitopts.Parsed, *keys: str) -> tuple[str, str | None, bool] | None:
+def last_value(p: gitopts.Parsed, *keys: str) -> tuple[str, str | None, bool] | None:
     found = p.values(*keys)
     return found[-1] if found else None
 
@@ -124,7 +124,7 @@ def creation(g: GitInvocation) -> Creation | None:
     sub, args, dyn = g.subcommand, g.args, g.args_dynamic
     if sub == "switch":
         p = gitopts.parse(args, dyn, _SWITCH)
-        opt = _last_value(p, "create", "force-create", "orphan")
+        opt = last_value(p, "create", "force-create", "orphan")
         if opt is None or opt[1] is None:
             return None
         start = p.operands[0][0] if p.operands and opt[0] != "orphan" else None
@@ -132,7 +132,7 @@ def creation(g: GitInvocation) -> Creation | None:
                         g.dynamic or p.unknown, g.cwd)  # fmt: skip
     if sub == "checkout":
         p = gitopts.parse(args, dyn, _CHECKOUT)
-        opt = _last_value(p, "b", "B", "orphan")
+        opt = last_value(p, "b", "B", "orphan")
         if opt is None or opt[1] is None:
             return None
         ops = p.operands[: p.after_dashdash] if p.after_dashdash is not None else p.operands
@@ -161,7 +161,7 @@ def _worktree_add(g: GitInvocation) -> Creation | None:
     path = None if p.operands[0][1] else join_path(g.cwd, raw_path)
     start = p.operands[1][0] if len(p.operands) > 1 else None
     dynamic = g.dynamic or p.unknown
-    opt = _last_value(p, "b", "B")
+    opt = last_value(p, "b", "B")
     if opt is not None and opt[1] is not None:
         return Creation(opt[1], "worktree_add_b", start, path, opt[0] == "B", dynamic, g.cwd)
     if p.has("detach"):
@@ -321,7 +321,7 @@ def _fetch_overwrites(g: GitInvocation) -> tuple[Destruction, ...]:
 def _push_self(g: GitInvocation) -> tuple[Destruction, ...]:
     """`git push . src:X --force` / `push . +src:X`: a forced update of a branch of this very
     repository."""
-    p = gitopts.parse(g.args, g.args_dynamic, _PUSH)
+    p = gitopts.parse(g.args, g.args_dynamic, PUSH_OPTIONS)
     if p.has("dry-run") or not p.operands or p.operands[0][0] not in (".", "./"):
         return ()
     force = p.has("force", "force-with-lease")
@@ -403,10 +403,10 @@ def _update_ref(g: GitInvocation) -> tuple[Destruction, ...]:
 
 
 def _push(g: GitInvocation) -> tuple[Destruction, ...]:
-    p = gitopts.parse(g.args, g.args_dynamic, _PUSH)
+    p = gitopts.parse(g.args, g.args_dynamic, PUSH_OPTIONS)
     if p.has("dry-run"):
         return ()
-    repo_opt = _last_value(p, "repo")
+    repo_opt = last_value(p, "repo")
     operands = list(p.operands)
     remote = repo_opt[1] if repo_opt else (operands.pop(0)[0] if operands else None)
     dynamic = g.dynamic or p.unknown
@@ -427,57 +427,6 @@ def _push(g: GitInvocation) -> tuple[Destruction, ...]:
         out.append(Destruction("push_mirror", (), remote, dynamic, g.cwd))
     if p.has("prune"):
         out.append(Destruction("push_prune", (), remote, dynamic, g.cwd))
-    return tuple(out)
-
-
-class ForcePush(NamedTuple):
-    """A push that may replace a remote branch with a commit that does not contain it
-    (``--force``/``-f``, ``--force-with-lease`` in every spelling, a ``+`` refspec): to
-    ``remote`` (as written; None: the branch's push remote), ``src`` (the revision pushed;
-    None: the current branch) onto the branch ``dst`` (None: where push.default sends the
-    current branch); ``all_branches`` for ``--all``/``--branches``. ``dynamic``: a word is
-    unknown."""
-
-    remote: str | None
-    src: str | None
-    dst: str | None
-    dynamic: bool
-    cwd: str | None
-    all_branches: bool = False
-
-
-def force_pushes(g: GitInvocation) -> tuple[ForcePush, ...]:
-    """Every forced update of a remote branch this ``git push`` asks for (issue 17): the
-    lease of ``--force-with-lease`` is not counted as protection, since a tracking ref this
-    clone fetched but never merged satisfies it. Deletions, ``--mirror`` and pushes to the
-    repository itself are other rules'; a dry run pushes nothing."""
-    if g.subcommand != "push":
-        return ()
-    p = gitopts.parse(g.args, g.args_dynamic, _PUSH)
-    if p.has("dry-run", "delete", "mirror"):
-        return ()
-    forced = p.has("force", "force-with-lease")
-    repo_opt = _last_value(p, "repo")
-    operands = list(p.operands)
-    remote = repo_opt[1] if repo_opt else (operands.pop(0)[0] if operands else None)
-    if remote in (".", "./"):
-        return ()  # the repository itself: an overwrite of a local branch (_push_self)
-    dynamic = g.dynamic or p.unknown
-    if not operands:
-        if not forced or (p.has("tags") and not p.has("all", "branches")):
-            return ()
-        return (ForcePush(remote, None, None, dynamic, g.cwd, p.has("all", "branches")),)
-    out = []
-    for spec, d in operands:
-        body = spec[1:] if spec.startswith("+") else spec
-        if not (forced or spec.startswith("+")) or not body or body.startswith(":"):
-            continue
-        src, colon, dst = body.partition(":")
-        dst = dst if colon else ("" if src == "HEAD" else src)
-        if dst.startswith("refs/") and not dst.startswith("refs/heads/"):
-            continue  # a tag or another namespace: no tracking ref shows what it holds
-        out.append(ForcePush(remote, src, dst.removeprefix("refs/heads/") or None,
-                             dynamic or d, g.cwd))
     return tuple(out)
 
 
@@ -512,14 +461,3 @@ def writes_git_config(parsed: ParsedCommand) -> bool:
             return True
     return False
 
-
-def push_parts(g: GitInvocation) -> tuple[str | None, int, bool]:
-    """(the remote named, the number of refspecs named, whether it mirrors or pushes every
-    branch or tag) of a ``git push`` invocation, read with the push option table (an option's
-    value is no operand); a dynamic word counts as a named refspec."""
-    p = gitopts.parse(g.args, g.args_dynamic, _PUSH)
-    operands = list(p.operands)
-    repo = next((v for k, v, _ in reversed(p.options) if k == "repo"), None)
-    remote = repo if repo is not None else (operands.pop(0)[0] if operands else None)
-    wide = p.has("mirror", "all", "branches", "tags", "delete")
-    return remote, len(operands) + (1 if g.dynamic or p.unknown else 0), wide

@@ -17,14 +17,14 @@ from collections.abc import Callable
 from branchkeeper.shell import gitopts
 from branchkeeper.shell.gitargv import (
     _BRANCH,
-    _PUSH,
     _UPDATE_REF,
     _ZERO_OID,
+    PUSH_OPTIONS,
     Creation,
-    _last_value,
     branch_ref,
     creation,
     fetch_parse,
+    last_value,
 )
 from branchkeeper.shell.gitsymref import symref_set
 from branchkeeper.shell.model import GitInvocation
@@ -155,10 +155,10 @@ def _push(g: GitInvocation) -> tuple[Creation, ...]:
     REMOTE when it has no such branch (``remote`` set on the record); to ``.`` it is a branch
     of this repository. An unqualified DST is read as a branch (git picks a tag only for a tag
     source). Deletions, ``--dry-run``, ``--mirror``, ``--all`` and ``--tags`` create none here."""
-    p = gitopts.parse(g.args, g.args_dynamic, _PUSH)
+    p = gitopts.parse(g.args, g.args_dynamic, PUSH_OPTIONS)
     if p.has("dry-run", "delete", "mirror", "all", "branches", "tags"):
         return ()
-    repo_opt = _last_value(p, "repo")
+    repo_opt = last_value(p, "repo")
     operands = list(p.operands)
     if repo_opt is not None:
         remote, remote_dynamic = repo_opt[1], repo_opt[2]
