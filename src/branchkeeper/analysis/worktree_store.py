@@ -14,6 +14,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from branchkeeper.analysis.losing import reachable
 from branchkeeper.analysis.worktree_status import worktree_git_dir
 from branchkeeper.git.parse import zsplit
 from branchkeeper.git.repo import Worktree
@@ -62,24 +63,12 @@ def unique_counts(root: Path, tips: Mapping[str, Oid], keeping: Sequence[str], *
     stdin = "".join(f"{t}\n" for t in sorted(set(tips.values()))).encode()
     walked = run_git(["rev-list", "--parents", "--stdin", "--not", *keeping], cwd=root,
                      stdin=stdin, timeout=timeout).text
-    parents: dict[str, list[str]] = {}
+    parents: dict[Oid, tuple[Oid, ...]] = {}
     for line in walked.splitlines():
         commit, *rest = line.split()
-        parents[commit] = rest
-    out: dict[str, tuple[Oid, int]] = {}
-    for ref, tip in tips.items():
-        if str(tip) not in parents:
-            continue  # a keeping ref holds it
-        seen: set[str] = set()
-        todo = [str(tip)]
-        while todo:
-            c = todo.pop()
-            if c in seen or c not in parents:
-                continue
-            seen.add(c)
-            todo.extend(parents[c])
-        out[ref] = (tip, len(seen))
-    return out
+        parents[Oid.parse(commit)] = tuple(Oid.parse(p) for p in rest)
+    return {ref: (tip, len(reachable(tip, parents))) for ref, tip in tips.items()
+            if tip in parents}  # a tip not walked: a keeping ref holds it
 
 
 def read_stores(root: Path, common_dir: Path, worktrees: Sequence[Worktree]
