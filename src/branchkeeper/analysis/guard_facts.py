@@ -19,7 +19,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple, cast
 
 from branchkeeper import clock
-from branchkeeper.analysis.hidden_edits import hidden_edits_selected
 from branchkeeper.analysis.refs import RefInfo, RefTable
 from branchkeeper.errors import BranchkeeperError
 from branchkeeper.git.locate import Repo, resolve_git_dir
@@ -289,6 +288,9 @@ def discardable(cwd: str, pathspecs: Sequence[str], *, tracked: bool, untracked:
     process at all when the index flags nothing). Returns the paths (relative to the work tree
     root). Raises GitError, or ParseError (a ValueError) on malformed output."""
     see = tracked and not staged_only and git_dir is None
+    # imported here: the creation decision's hook path imports this module and never discards
+    from branchkeeper.analysis.hidden_edits import hidden_edits_selected
+
     hidden = hidden_edits_selected(cwd, pathspecs, work_tree=work_tree,
                                    timeout=GUARD_TIMEOUT_S) if see else []
     if not visible and not hidden:
