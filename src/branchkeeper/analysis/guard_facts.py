@@ -297,6 +297,7 @@ def discardable(cwd: str, pathspecs: Sequence[str], *, tracked: bool, untracked:
         return ()  # no process when the index flags nothing
     pre = _globals(git_dir, work_tree)
     args = [*pre, "-c", "core.quotePath=false", "status", "--porcelain=v1", "-z", "--no-renames",
+            "--ignore-submodules=none",
             "--untracked-files=" + ("all" if untracked or ignored else "no")]
     if ignored:
         args.append("--ignored=matching")

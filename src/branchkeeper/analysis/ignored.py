@@ -477,8 +477,9 @@ def read_status(path: Path | str, *, pathspecs: Sequence[str] = (),
     :class:`~branchkeeper.git.parse.ParseError` on output of an unexpected shape."""
     # quotePath=false: paths as bytes, not C-quoted; --no-renames: one path per entry;
     # -uall: every untracked file by name; --ignored=matching: a wholly ignored dir as "dir/".
+    # --ignore-submodules=none: a submodule's edits show whatever .gitmodules' `ignore` says.
     args = ["-c", "core.quotePath=false", "status", "--porcelain=v1", "-z", "--no-renames",
-            "--untracked-files=all", "--ignored=matching"]
+            "--untracked-files=all", "--ignored=matching", "--ignore-submodules=none"]
     if pathspecs:
         args += ["--", *(f":(literal){p}" for p in pathspecs)]
     return parse_status_z(run_git(args, cwd=path, timeout=timeout).stdout)

@@ -78,7 +78,8 @@ def _dirty(path: str) -> tuple[tuple[str, ...], int, str, tuple[str, ...]]:
     (:func:`branchkeeper.analysis.hidden_edits.install_written`, the exclusion every reader
     applies)."""
     result = run_git(["-c", "core.quotePath=false", "status", "--porcelain=v1", "-z",
-                      "--no-renames", "--untracked-files=all"], cwd=Path(path), check=False,
+                      "--no-renames", "--untracked-files=all", "--ignore-submodules=none"],
+                     cwd=Path(path), check=False,
                      timeout=TIMEOUT_S)
     if result.returncode != 0:
         detail = result.stderr.decode("utf-8", "replace").strip().splitlines()

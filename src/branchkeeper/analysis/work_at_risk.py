@@ -58,7 +58,8 @@ def work_at_risk(root: str, pathspecs: Sequence[str] | None, config: Config) -> 
     nothing) among the changed files. Raises GitError, or ParseError on malformed output."""
     specs = [] if pathspecs is None else [f":(literal){p}" for p in pathspecs]
     out = run_git(["-c", "core.quotePath=false", "status", "--porcelain=v1", "-z",
-                   "--no-renames", "--untracked-files=all", "--ignored=matching", "--", *specs],
+                   "--no-renames", "--untracked-files=all", "--ignored=matching",
+                   "--ignore-submodules=none", "--", *specs],
                   cwd=root, timeout=GUARD_TIMEOUT_S).stdout
     changed: list[str] = []
     staged: list[str] = []

@@ -435,7 +435,8 @@ def force_removal_safe(path: Path, *, cwd: Path) -> bool:
     ref other than its own branch (``for-each-ref --contains HEAD``)."""
     from branchkeeper.git.run import run_git
 
-    status = run_git(["status", "--porcelain", "--untracked-files=normal"], cwd=path,
+    status = run_git(["status", "--porcelain", "--untracked-files=normal",
+                      "--ignore-submodules=none"], cwd=path,
                      check=False, timeout=20)
     if status.returncode != 0 or status.stdout.strip():
         return False
