@@ -329,7 +329,11 @@ def creation_decision(name: str | None, view: CreationView) -> Decision:
     b = view.config.branches
     branches, count = open_branches(view)
     lost = lost_work_lines(branches, b.remote)
-    if name is not None and (name in view.table.local or name in view.table.remote):
+    # an existing branch is no new work; a remote one only where the count reads remote
+    # branches (else its local copy is a new counted branch)
+    remote_counted = bool(b.wip.count_remote)
+    if name is not None and (name in view.table.local
+                             or (remote_counted and name in view.table.remote)):
         return ALLOW.with_context(lost)
     if name is not None and not_counted(name, view):
         return ALLOW.with_context(lost)
