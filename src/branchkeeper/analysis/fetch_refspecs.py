@@ -47,5 +47,11 @@ def configured_push(cwd: str) -> dict[str, tuple[list[str], bool]]:
         elif low.endswith(".mirror"):
             name = key[len("remote."):-len(".mirror")]
             specs, _ = out.get(name, ([], False))
-            out[name] = (specs, value.strip().lower() in ("", "true", "yes", "on", "1"))
+            out[name] = (specs, config_true(value))
     return out
+
+
+def config_true(value: str) -> bool:
+    """Whether a git configuration value reads as true (git's spellings: no value, ``true``,
+    ``yes``, ``on``, ``1``; case does not matter)."""
+    return value.strip().lower() in ("", "true", "yes", "on", "1")

@@ -85,7 +85,7 @@ def push_expansions(gits: Sequence[GitInvocation]) -> list[tuple[GitInvocation, 
     judged as if written on the command line (:mod:`branchkeeper.policy.command`), with the
     remote named (``origin``, or the one remote so configured) when the push names none. One
     ``git config`` per repository, only for such a push."""
-    from branchkeeper.analysis.fetch_refspecs import configured_push
+    from branchkeeper.analysis.fetch_refspecs import config_true, configured_push
     from branchkeeper.shell.gitpush import push_parts
 
     out: list[tuple[GitInvocation, list[str]]] = []
@@ -112,7 +112,7 @@ def push_expansions(gits: Sequence[GitInvocation]) -> list[tuple[GitInvocation, 
         mirror_c = [v for k, v in g.config if k.lower() == f"remote.{remote.lower()}.mirror"]
         specs, mirror = read[where].get(remote, ([], False))
         if mirror_c:
-            mirror = mirror_c[-1].strip().lower() in ("", "true", "yes", "on", "1")
+            mirror = config_true(mirror_c[-1])
         words = ["--mirror"] if mirror else (from_c or specs)
         if words:
             out.append((g, [*extra, *words]))
